@@ -1,0 +1,11 @@
+# Dependencies of the library target. All come from Debian packages (scripts/install-deps.sh);
+# nothing is downloaded at configure or build time.
+find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(xtensor REQUIRED)
+
+include(tprodFindFFTW)
+option(TPROD_USE_FFTW "Use FFTW for the DFT/DCT transforms (GPL; a GEMM path exists for every transform)" ${TPROD_FFTW_FOUND})
+if(TPROD_USE_FFTW AND NOT TPROD_FFTW_FOUND)
+  message(FATAL_ERROR "TPROD_USE_FFTW is ON but FFTW3 (fftw3 and fftw3f) was not found: install libfftw3-dev or set -DTPROD_USE_FFTW=OFF")
+endif()
+message(STATUS "tprod: FFTW backend ${TPROD_USE_FFTW}")

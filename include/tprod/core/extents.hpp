@@ -1,0 +1,104 @@
+#pragma once
+/// @file extents.hpp
+/// @brief extents3<M, N, P>: the shape of a third-order tensor, each extent fixed at compile time or dynamic.
+///
+/// Like std::extents, only the dynamic extents are stored. Three tiers are intended:
+/// all fixed (`extents3<2, 3, 4>`), fixed slice with dynamic tubes (`extents3<8, 8, dynamic_extent>`)
+/// and all dynamic (`dextents3`), but any combination works.
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "tprod/core/error.hpp"
+
+namespace tprod {
+
+/// @brief Marks an extent known only at run time (equal to std::dynamic_extent).
+inline constexpr std::size_t dynamic_extent = std::dynamic_extent;
+
+/// @brief "m×n×p" as text, for messages.
+inline std::string shape_string(std::size_t m, std::size_t n, std::size_t p) {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(p);
+}
+
+template <std::size_t M, std::size_t N, std::size_t P>
+class extents3 {
+ public:
+  static constexpr std::array<std::size_t, 3> static_extents{M, N, P};
+  static constexpr std::size_t rank_dynamic =
+      (M == dynamic_extent) + (N == dynamic_extent) + (P == dynamic_extent);
+
+  /// @brief The compile-time extent r (0: rows, 1: columns, 2: tubes), or dynamic_extent.
+  static constexpr std::size_t static_extent(std::size_t r) { return static_extents[r]; }
+  static constexpr bool is_static() { return rank_dynamic == 0; }
+
+  /// @brief Extents with every dynamic extent zero (or the fixed shape).
+  constexpr extents3() = default;
+
+  /// @brief From all three extents; a fixed extent must match its compile-time value.
+  /// @throws shape_error when a given extent contradicts a fixed one.
+  constexpr extents3(std::size_t m, std::size_t n, std::size_t p) {
+    const std::array<std::size_t, 3> given{m, n, p};
+    std::size_t d = 0;
+    for (std::size_t r = 0; r < 3; ++r) {
+      if (static_extents[r] == dynamic_extent) {
+        dynamic_[d++] = given[r];
+      } else if (static_extents[r] != given[r]) {
+        throw shape_error("extents3: shape " + shape_string(m, n, p) + " contradicts the fixed shape " +
+                          static_string());
+      }
+    }
+  }
+
+  /// @brief Converts from other extents with compatible fixed values (checked at run time where needed).
+  template <std::size_t M2, std::size_t N2, std::size_t P2>
+    requires((M == dynamic_extent || M2 == dynamic_extent || M == M2) &&
+             (N == dynamic_extent || N2 == dynamic_extent || N == N2) &&
+             (P == dynamic_extent || P2 == dynamic_extent || P == P2))
+  constexpr extents3(const extents3<M2, N2, P2>& other) : extents3(other.m(), other.n(), other.p()) {}
+
+  constexpr std::size_t extent(std::size_t r) const {
+    if (static_extents[r] != dynamic_extent) return static_extents[r];
+    std::size_t d = 0;
+    for (std::size_t q = 0; q < r; ++q) d += static_extents[q] == dynamic_extent;
+    return dynamic_[d];
+  }
+  constexpr std::size_t m() const { return extent(0); }  ///< rows
+  constexpr std::size_t n() const { return extent(1); }  ///< columns
+  constexpr std::size_t p() const { return extent(2); }  ///< tube length (number of frontal slices)
+  constexpr std::size_t size() const { return m() * n() * p(); }
+
+  std::string to_string() const { return shape_string(m(), n(), p()); }
+
+  template <std::size_t M2, std::size_t N2, std::size_t P2>
+  friend constexpr bool operator==(const extents3& a, const extents3<M2, N2, P2>& b) {
+    return a.m() == b.m() && a.n() == b.n() && a.p() == b.p();
+  }
+
+ private:
+  static std::string static_string() {
+    auto one = [](std::size_t e) { return e == dynamic_extent ? std::string("?") : std::to_string(e); };
+    return one(M) + "x" + one(N) + "x" + one(P);
+  }
+  std::array<std::size_t, rank_dynamic> dynamic_{};
+};
+
+/// @brief All-dynamic extents.
+using dextents3 = extents3<dynamic_extent, dynamic_extent, dynamic_extent>;
+
+template <class E> struct is_extents3 : std::false_type {};
+template <std::size_t M, std::size_t N, std::size_t P> struct is_extents3<extents3<M, N, P>> : std::true_type {};
+/// @brief A specialization of tprod::extents3.
+template <class E> concept extents3_type = is_extents3<E>::value;
+
+/// @brief True when two compile-time extents may be equal (one is dynamic, or both are the same).
+inline constexpr bool extents_compatible(std::size_t a, std::size_t b) {
+  return a == dynamic_extent || b == dynamic_extent || a == b;
+}
+/// @brief The fixed one of two compatible extents, or dynamic_extent when both are dynamic.
+inline constexpr std::size_t common_extent(std::size_t a, std::size_t b) {
+  return a != dynamic_extent ? a : b;
+}
+
+}  // namespace tprod

@@ -1,0 +1,87 @@
+#pragma once
+/// @file fftw.hpp
+/// @brief FFTW along the tubes of an (m·n)×p slice-contiguous tensor: each transform is a batch of `howmany`
+/// length-p transforms with element stride `howmany` and batch distance 1. Plans are created once per
+/// (kind, p, howmany, precision) with FFTW_ESTIMATE | FFTW_UNALIGNED and reused with FFTW's new-array execute.
+/// Only compiled when TPROD_HAS_FFTW.
+#include "tprod/core/config.hpp"
+#if TPROD_HAS_FFTW
+#include <fftw3.h>
+
+#include <complex>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "tprod/core/error.hpp"
+
+namespace tprod::detail::fftw {
+
+enum class kind { r2c, c2r, c2c_forward, c2c_backward, dct2, dct3 };
+
+template <class R> struct api;
+#define TPROD_DETAIL_FFTW_API(R, prefix)                                                                        \
+  template <> struct api<R> {                                                                                   \
+    using plan = prefix##_plan;                                                                                 \
+    using cpx = prefix##_complex;                                                                               \
+    static plan make(kind k, int p, int howmany, R* in, R* out) {                                              \
+      const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;                                                    \
+      int n[1] = {p};                                                                                           \
+      switch (k) {                                                                                              \
+        case kind::r2c:                                                                                         \
+          return prefix##_plan_many_dft_r2c(1, n, howmany, in, nullptr, howmany, 1,                             \
+                                            reinterpret_cast<cpx*>(out), nullptr, howmany, 1, flags);          \
+        case kind::c2r:                                                                                         \
+          return prefix##_plan_many_dft_c2r(1, n, howmany, reinterpret_cast<cpx*>(in), nullptr, howmany, 1,   \
+                                            out, nullptr, howmany, 1, flags | FFTW_PRESERVE_INPUT);            \
+        case kind::c2c_forward:                                                                                 \
+        case kind::c2c_backward:                                                                                \
+          return prefix##_plan_many_dft(1, n, howmany, reinterpret_cast<cpx*>(in), nullptr, howmany, 1,        \
+                                        reinterpret_cast<cpx*>(out), nullptr, howmany, 1,                      \
+                                        k == kind::c2c_forward ? FFTW_FORWARD : FFTW_BACKWARD, flags);         \
+        case kind::dct2:                                                                                        \
+        case kind::dct3: {                                                                                      \
+          const prefix##_r2r_kind r2r[1] = {k == kind::dct2 ? FFTW_REDFT10 : FFTW_REDFT01};                    \
+          return prefix##_plan_many_r2r(1, n, howmany, in, nullptr, howmany, 1, out, nullptr, howmany, 1, r2r, \
+                                        flags);                                                                 \
+        }                                                                                                       \
+      }                                                                                                         \
+      return nullptr;                                                                                           \
+    }                                                                                                           \
+    static void run(kind k, plan pl, R* in, R* out) {                                                          \
+      switch (k) {                                                                                              \
+        case kind::r2c: prefix##_execute_dft_r2c(pl, in, reinterpret_cast<cpx*>(out)); break;                  \
+        case kind::c2r: prefix##_execute_dft_c2r(pl, reinterpret_cast<cpx*>(in), out); break;                  \
+        case kind::c2c_forward:                                                                                 \
+        case kind::c2c_backward:                                                                                \
+          prefix##_execute_dft(pl, reinterpret_cast<cpx*>(in), reinterpret_cast<cpx*>(out));                   \
+          break;                                                                                                \
+        case kind::dct2:                                                                                        \
+        case kind::dct3: prefix##_execute_r2r(pl, in, out); break;                                             \
+      }                                                                                                         \
+    }                                                                                                           \
+  };
+TPROD_DETAIL_FFTW_API(float, fftwf)
+TPROD_DETAIL_FFTW_API(double, fftw)
+#undef TPROD_DETAIL_FFTW_API
+
+/// @brief Runs a batch of `howmany` length-p transforms of kind k from `in` to `out` (out of place; `in` is
+/// not modified). Pointers are to R, complex data given as interleaved pairs.
+template <class R>
+void execute(kind k, std::size_t p, std::size_t howmany, const R* in, R* out) {
+  using A = api<R>;
+  static std::mutex planner_mutex;  // FFTW's planner is not thread-safe; execution is.
+  static std::map<std::tuple<kind, std::size_t, std::size_t>, typename A::plan> plans;
+  typename A::plan plan = nullptr;
+  {
+    std::lock_guard lock(planner_mutex);
+    auto& slot = plans[{k, p, howmany}];
+    if (!slot) slot = A::make(k, int(p), int(howmany), const_cast<R*>(in), out);
+    plan = slot;
+  }
+  if (!plan) throw numerical_error("FFTW could not plan a length-" + std::to_string(p) + " transform");
+  A::run(k, plan, const_cast<R*>(in), out);
+}
+
+}  // namespace tprod::detail::fftw
+#endif

@@ -1,0 +1,129 @@
+#pragma once
+/// @file matrix_transform.hpp
+/// @brief matrix_transform<Scalar, P>: the L-transform of any invertible real or complex p×p matrix Z,
+/// Â(i, j, :) = Z·A(i, j, :), with Z⁻¹ computed once at construction.
+///
+/// A singular or numerically singular Z (condition number above `max_condition`) is refused with its
+/// condition estimate. With a complex Z, real tensors are promoted to complex: the L-product of two real
+/// tensors under a general complex Z is complex.
+#include <Eigen/LU>
+#include <Eigen/SVD>
+#include <memory>
+#include <sstream>
+
+#include "tprod/core/error.hpp"
+#include "tprod/core/extents.hpp"
+#include "tprod/transform/detail/tube_gemm.hpp"
+#include "tprod/transform/transform_concepts.hpp"
+
+namespace tprod {
+
+/// @tparam Scalar float, double, std::complex<float> or std::complex<double> (Z is kept in double precision).
+/// @tparam P      the size of Z when known at compile time, else dynamic_extent.
+template <scalar Scalar = double, std::size_t P = dynamic_extent>
+class matrix_transform {
+ public:
+  using z_scalar = std::conditional_t<is_complex_v<Scalar>, std::complex<double>, double>;
+  using z_matrix = detail::dense_matrix<z_scalar>;
+
+  template <scalar T> using original_scalar = std::conditional_t<is_complex_v<Scalar>, complex_t<T>, T>;
+  template <scalar T> using domain_scalar = original_scalar<T>;
+  static constexpr std::size_t static_size = P;
+
+  /// @brief Default: an unusable transform of size 0 (assign a real one before use).
+  matrix_transform() = default;
+
+  /// @brief From Z (any Eigen expression convertible to a matrix of Scalar).
+  /// @param max_condition refuse Z whose 2-norm condition number exceeds this
+  ///        (default 0.01/(p·ε_double), about 4.5e13/p).
+  /// @throws shape_error if Z is not square (or not P×P); numerical_error if Z is singular or ill-conditioned.
+  template <class Derived>
+  explicit matrix_transform(const Eigen::MatrixBase<Derived>& z, double max_condition = -1.0)
+      : state_(std::make_shared<state>(z.template cast<z_scalar>(), max_condition)) {}
+
+  static constexpr std::string_view name() { return "matrix"; }
+  std::size_t size() const { return state_ ? std::size_t(state_->z.rows()) : 0; }
+  /// @brief Z and Z⁻¹ (double precision).
+  const z_matrix& matrix() const { return checked().z; }
+  const z_matrix& inverse_matrix() const { return checked().z_inv; }
+  /// @brief The 2-norm condition number of Z measured at construction.
+  double condition() const { return checked().condition; }
+
+  void check_size(std::size_t p) const {
+    TPROD_EXPECTS(size() == p, "matrix_transform: Z is " + std::to_string(size()) + "x" + std::to_string(size()) +
+                                   " but the tensor has " + std::to_string(p) + " tubes (shape ?x?x" +
+                                   std::to_string(p) + ")");
+  }
+  template <scalar T> std::size_t stored_slices(std::size_t p) const { return p; }
+  template <scalar T> double slice_weight(std::size_t, std::size_t) const { return 1.0; }
+  std::optional<double> norm_scale(std::size_t) const { return checked().norm_scale; }
+  bool is_real() const { return !is_complex_v<Scalar>; }
+
+  /// @brief Equal when both hold the same Z (compared exactly).
+  friend bool operator==(const matrix_transform& a, const matrix_transform& b) {
+    if (a.state_ == b.state_) return true;
+    if (!a.state_ || !b.state_) return false;
+    return a.state_->z.rows() == b.state_->z.rows() && a.state_->z == b.state_->z;
+  }
+
+  /// @brief Â = A ×₃ Z, i.e. Â = A·Zᵀ as one GEMM.
+  template <scalar T> void forward(tensor3_view<const T> a, tensor3_view<T> ahat) const {
+    check_size(a.p());
+    detail::apply_along_tubes(a, cast<T>(checked().z.transpose()), ahat);
+  }
+  /// @brief A = Â ×₃ Z⁻¹.
+  template <scalar T> void inverse(tensor3_view<const T> ahat, tensor3_view<T> a) const {
+    check_size(ahat.p());
+    detail::apply_along_tubes(ahat, cast<T>(checked().z_inv.transpose()), a);
+  }
+
+ private:
+  struct state {
+    z_matrix z, z_inv;
+    double condition = 0;
+    std::optional<double> norm_scale;
+
+    state(z_matrix zz, double max_condition) : z(std::move(zz)) {
+      TPROD_EXPECTS(z.rows() == z.cols() && z.rows() > 0, "matrix_transform: Z must be square and non-empty, got " +
+                                                              std::to_string(z.rows()) + "x" + std::to_string(z.cols()));
+      TPROD_EXPECTS(P == dynamic_extent || std::size_t(z.rows()) == P,
+                    "matrix_transform: Z is " + std::to_string(z.rows()) + "x" + std::to_string(z.cols()) +
+                        " but the transform's fixed size is " + std::to_string(P));
+      const double p = double(z.rows());
+      if (max_condition <= 0) max_condition = 0.01 / (p * std::numeric_limits<double>::epsilon());
+      const auto sigma = Eigen::JacobiSVD<z_matrix>(z).singularValues();
+      condition = sigma(sigma.size() - 1) > 0 ? sigma(0) / sigma(sigma.size() - 1)
+                                              : std::numeric_limits<double>::infinity();
+      if (!(condition <= max_condition)) {
+        std::ostringstream msg;
+        msg << "matrix_transform: Z (" << z.rows() << "x" << z.cols() << ") is "
+            << (std::isinf(condition) ? "singular" : "numerically singular") << ": condition number estimate "
+            << condition << " exceeds " << max_condition;
+        throw numerical_error(msg.str());
+      }
+      z_inv = z.partialPivLu().inverse();
+      // Z·Zᴴ = c·I (Z a multiple of a unitary matrix) makes ‖A‖²_F = Σ_k ‖Â_k‖²_F / c.
+      const double c = (z * z.adjoint()).real().trace() / p;
+      if ((z * z.adjoint() - c * z_matrix::Identity(z.rows(), z.cols())).norm() <= 100 * p * c * 1e-16 * p)
+        norm_scale = 1.0 / c;
+    }
+  };
+
+  const state& checked() const {
+    if (!state_) throw shape_error("matrix_transform: used before a matrix Z was given");
+    return *state_;
+  }
+  template <class T, class M> static auto cast(const M& m) {
+    using S = std::conditional_t<is_complex_v<Scalar>, complex_t<T>, real_t<T>>;
+    return detail::dense_matrix<S>(m.template cast<S>());
+  }
+
+  std::shared_ptr<const state> state_;
+};
+
+template <class Derived>
+matrix_transform(const Eigen::MatrixBase<Derived>&) -> matrix_transform<typename Derived::Scalar>;
+template <class Derived>
+matrix_transform(const Eigen::MatrixBase<Derived>&, double) -> matrix_transform<typename Derived::Scalar>;
+
+}  // namespace tprod

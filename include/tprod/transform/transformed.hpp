@@ -1,0 +1,113 @@
+#pragma once
+/// @file transformed.hpp
+/// @brief transformed<T, L, Extents>: a tensor held in the transform domain of L, Â = L(A).
+///
+/// Its own type so that chains of products and sums stay in the transform domain (one forward transform per
+/// operand, one inverse at the end) and so that domains and transforms cannot be mixed by accident: the
+/// operators only accept operands with the same original scalar T and the same policy type L (and, for
+/// matrix_transform, the same Z, checked at run time).
+///
+/// `T` is the original-domain scalar (after L's promotion), `Extents` the original shape m×n×p. The
+/// transform-domain data has L's domain scalar and `stored_slices` ≤ p frontal slices.
+#include <utility>
+
+#include "tprod/core/tensor3.hpp"
+#include "tprod/transform/transform_concepts.hpp"
+
+namespace tprod {
+
+template <scalar T, transform_policy L, extents3_type Extents = dextents3>
+class transformed {
+ public:
+  using original_scalar = T;
+  using value_type = typename L::template domain_scalar<T>;
+  using extents_type = Extents;
+  using transform_type = L;
+  using data_type = tensor3<value_type>;
+  static_assert(std::same_as<T, typename L::template original_scalar<T>>,
+                "transformed's T must already be promoted by the transform (use tprod::transform(A, L))");
+
+  /// @brief A zero transform-domain tensor for an original shape (all stored slices zero).
+  transformed(const Extents& extents, L policy)
+      : extents_(extents),
+        policy_(std::move(policy)),
+        data_(extents.m(), extents.n(), policy_.template stored_slices<T>(extents.p())) {
+    policy_.check_size(extents.p());
+  }
+
+  const Extents& extents() const { return extents_; }
+  std::size_t m() const { return extents_.m(); }
+  std::size_t n() const { return extents_.n(); }
+  std::size_t p() const { return extents_.p(); }  ///< tubes of the original tensor
+  std::size_t stored_slices() const { return data_.p(); }
+  std::string shape() const { return extents_.to_string(); }
+  const L& transform() const { return policy_; }
+
+  /// @brief How many of the p transform-domain slices stored slice k stands for (2 for a DFT slice whose
+  /// conjugate partner is not stored).
+  double slice_weight(std::size_t k) const { return policy_.template slice_weight<T>(k, p()); }
+
+  /// @brief Â(:, :, k) as an Eigen map (no copy).
+  auto slice(std::size_t k) { return data_.slice(k); }
+  auto slice(std::size_t k) const { return data_.slice(k); }
+  /// @brief The stored transform-domain slices as an m×n×stored_slices tensor.
+  data_type& data() { return data_; }
+  const data_type& data() const { return data_; }
+
+  transformed& operator+=(const transformed& b) { check_same(b, "+="); data_ += b.data_; return *this; }
+  transformed& operator-=(const transformed& b) { check_same(b, "-="); data_ -= b.data_; return *this; }
+  transformed& operator*=(const T& s) { data_ *= value_type(s); return *this; }
+  friend transformed operator+(transformed a, const transformed& b) { return a += b; }
+  friend transformed operator-(transformed a, const transformed& b) { return a -= b; }
+  friend transformed operator*(const T& s, transformed a) { return a *= s; }
+  friend transformed operator*(transformed a, const T& s) { return a *= s; }
+
+  /// @brief Throws shape_error unless b is in the same transform domain with the same shape.
+  template <class E2>
+  void check_same(const transformed<T, L, E2>& b, const char* op) const {
+    check_same_transform(b, op);
+    TPROD_EXPECTS(extents_ == b.extents(),
+                  std::string("transformed ") + op + ": shapes " + shape() + " and " + b.shape() + " differ");
+  }
+  template <class E2>
+  void check_same_transform(const transformed<T, L, E2>& b, const char* op) const {
+    TPROD_EXPECTS(policy_ == b.transform(),
+                  std::string("transformed ") + op + ": the operands are in different " + std::string(L::name()) +
+                      " transform domains (different Z)");
+  }
+
+ private:
+  Extents extents_;
+  L policy_;
+  data_type data_;
+};
+
+/// @brief Â = L(A) = A ×₃ Z. Real A is promoted to complex first when L's Z is complex.
+/// @throws shape_error when L cannot act on A's tubes (a matrix_transform of another size).
+template <host_tensor3 A, transform_policy L>
+auto transform(const A& a, const L& policy) {
+  using T0 = value_type_of<A>;
+  using T = typename L::template original_scalar<T0>;
+  using E = extents_of<A>;
+  static_assert(extents_compatible(E::static_extent(2), L::static_size),
+                "tprod::transform: the tensor's fixed tube count differs from the transform's fixed size");
+  transformed<T, L, E> out(a.view().extents(), policy);
+  if constexpr (std::same_as<T, T0>) {
+    policy.forward(tensor3_view<const T>(cview(a)), out.data().view());
+  } else {
+    const auto promoted = tensor3<T, E>(cview(a));  // real → complex for a complex Z
+    policy.forward(tensor3_view<const T>(promoted.view()), out.data().view());
+  }
+  return out;
+}
+
+/// @brief A = L⁻¹(Â), back in the original domain.
+template <scalar T, transform_policy L, extents3_type E>
+tensor3<T, E> inverse_transform(const transformed<T, L, E>& ahat) {
+  tensor3<T, E> a(ahat.extents());
+  ahat.transform().inverse(tensor3_view<const typename L::template domain_scalar<T>>(ahat.data().view()),
+                           tensor3_view<T>(a.view()));
+  return a;
+}
+
+}  // namespace tprod
