@@ -22,7 +22,12 @@ if(MAKE_PROGRAM)
 endif()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
-set(consumer_options -DTPROD_CONSUME=${MODE})
+if(USE_FFTW)
+  set(expect_fftw 1)
+else()
+  set(expect_fftw 0)
+endif()
+set(consumer_options -DTPROD_CONSUME=${MODE} -DTPROD_EXPECT_FFTW=${expect_fftw})
 if(MODE STREQUAL "find_package")
   # Install tprod alone (nothing of its own to build: it is header-only) into a private prefix.
   set(prefix "${WORK_DIR}/prefix")

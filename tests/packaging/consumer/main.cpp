@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <limits>
 
+#ifdef TPROD_EXPECT_FFTW
+static_assert(TPROD_HAS_FFTW == TPROD_EXPECT_FFTW, "tprod::tprod did not pass on the FFTW choice of the build");
+#endif
+
 int main() {
   const std::size_t m = 4, n = 3, p = 5;
   const auto A = tprod::random_tensor3<double>(m, n, p, 2024);
