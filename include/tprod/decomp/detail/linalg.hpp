@@ -1,8 +1,8 @@
 #pragma once
 /// @file detail/linalg.hpp
 /// @brief Dense linear algebra shared by the decompositions: singular subspaces of unfoldings, truncation ranks,
-///        least-squares solves. All factorizations are Eigen's (SelfAdjointEigenSolver, BDCSVD, HouseholderQR).
-#include <Eigen/Eigenvalues>
+///        least-squares solves. All factorizations are Eigen's BDCSVD and HouseholderQR
+///        (one SVD for every purpose keeps the compile time of a translation unit down).
 #include <Eigen/QR>
 #include <Eigen/SVD>
 #include <algorithm>
@@ -59,16 +59,16 @@ singular_subspace<T> mode_singular_subspace(const ndtensor<T>& x, std::size_t mo
   const auto [before, size, after] = split_at(shape_of(x), mode);
   singular_subspace<T> s;
   s.energies.assign(size, 0.0);
-  if (gram) {
-    const Eigen::SelfAdjointEigenSolver<dense_matrix<T>> eig(mode_gram(x, mode));
-    s.basis = eig.eigenvectors().rowwise().reverse();  // descending eigenvalues
-    for (std::size_t i = 0; i < size; ++i)
-      s.energies[i] = std::max(0.0, double(eig.eigenvalues()(Eigen::Index(size - 1 - i))));
-    return s;
-  }
-  const Eigen::BDCSVD<dense_matrix<T>> svd(unfold(x, mode), Eigen::ComputeThinU);
+  // The Gram matrix is symmetric positive semidefinite, so its SVD is its eigen-decomposition (singular values =
+  // eigenvalues = σ_i² of X_(n)); BDCSVD serves both paths, which keeps one decomposition per scalar type.
+  const Eigen::BDCSVD<dense_matrix<T>> svd = gram
+      ? Eigen::BDCSVD<dense_matrix<T>>(dense_matrix<T>(mode_gram(x, mode).template selfadjointView<Eigen::Lower>()), Eigen::ComputeThinU)
+      : Eigen::BDCSVD<dense_matrix<T>>(unfold(x, mode), Eigen::ComputeThinU);
   const auto k = std::size_t(svd.singularValues().size());
-  for (std::size_t i = 0; i < k; ++i) s.energies[i] = std::pow(double(svd.singularValues()(Eigen::Index(i))), 2);
+  for (std::size_t i = 0; i < k; ++i) {
+    const double sigma = double(svd.singularValues()(Eigen::Index(i)));
+    s.energies[i] = gram ? sigma : sigma * sigma;
+  }
   if (k == size) {
     s.basis = svd.matrixU();
   } else {  // a tall unfolding: complete U's k columns to an orthonormal basis of ℝ^{I_n}
@@ -80,16 +80,12 @@ singular_subspace<T> mode_singular_subspace(const ndtensor<T>& x, std::size_t mo
 }
 
 /// The X minimizing ‖X·G − B‖ for a symmetric positive semidefinite G (the normal equations of a least-squares
-/// problem), through G's eigen-decomposition with eigenvalues below size·ε·λ_max dropped: the pseudo-inverse
-/// keeps alternating least squares well defined when components become collinear.
+/// problem), X = B·G⁺ with singular values below size·ε·σ_max dropped: the pseudo-inverse keeps alternating
+/// least squares well defined when components become collinear.
 template <real_scalar T>
 dense_matrix<T> solve_right_psd(const dense_matrix<T>& b, const dense_matrix<T>& g) {
-  const Eigen::SelfAdjointEigenSolver<dense_matrix<T>> eig(g);
-  const auto& lambda = eig.eigenvalues();
-  const T cutoff = T(g.rows()) * std::numeric_limits<T>::epsilon() * std::max(lambda.maxCoeff(), T(0));
-  dense_vector<T> inv = lambda;
-  for (Eigen::Index i = 0; i < inv.size(); ++i) inv(i) = lambda(i) > cutoff ? T(1) / lambda(i) : T(0);
-  return ((b * eig.eigenvectors()) * inv.asDiagonal()) * eig.eigenvectors().transpose();
+  const Eigen::BDCSVD<dense_matrix<T>> svd(g, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  return svd.solve(b.transpose()).transpose();  // G = Gᵀ: X·G = B ⇔ G·Xᵀ = Bᵀ
 }
 
 }  // namespace detail
