@@ -16,6 +16,7 @@ TPROD_DECOMP_EXTERN_TEMPLATES(double)
 namespace decomp_test {
 
 using tprod::dense_matrix;
+using tprod::dense_vector;
 using tprod::nd_shape;
 using tprod::ndtensor;
 
