@@ -69,7 +69,7 @@ double mpo_flops(const tprod::mpo<double>& m, std::size_t l) {
 void BM_EigenGemm768x3072(benchmark::State& state) {
   const auto l = std::size_t(state.range(0));
   const Eigen::MatrixXd x = tprod::random_matrix<double>(l, d_model, 9);
-  Eigen::MatrixXd y(Eigen::Index(l), Eigen::Index(d_ff));
+  Eigen::MatrixXd y{Eigen::Index(l), Eigen::Index(d_ff)};
   for (auto _ : state) {
     y.noalias() = x * ffn_weight();
     benchmark::DoNotOptimize(y.data());
