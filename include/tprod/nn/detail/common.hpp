@@ -1,0 +1,119 @@
+#pragma once
+/// @file common.hpp
+/// @brief Internals shared by the nn layers: buffer reuse, strided block maps, and the transform along the
+/// tubes together with its adjoint (what backpropagation through L and L⁻¹ needs).
+#include <Eigen/Core>
+#include <cmath>
+#include <string>
+
+#include "tprod/core/error.hpp"
+#include "tprod/core/tensor3.hpp"
+#include "tprod/nn/nn_concepts.hpp"
+#include "tprod/transform/detail/tube_gemm.hpp"
+
+namespace tprod::nn::detail {
+
+template <class T> using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+template <class T> using vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+/// A column-major block with an outer stride: a head's rows/columns inside a slice.
+template <class T> using block_map = Eigen::Map<matrix<T>, 0, Eigen::OuterStride<>>;
+template <class T> using const_block_map = Eigen::Map<const matrix<T>, 0, Eigen::OuterStride<>>;
+
+/// @brief Gives t the shape m×n×p, keeping its storage (and contents) when it already has that shape, so
+/// that layers called again on same-sized batches allocate nothing.
+template <class T>
+void ensure_shape(tensor3<T>& t, std::size_t m, std::size_t n, std::size_t p) {
+  if (t.m() != m || t.n() != n || t.p() != p) t = tensor3<T>(m, n, p);
+}
+template <class T>
+void ensure_shape_like(tensor3<T>& t, const tensor3<T>& like) { ensure_shape(t, like.m(), like.n(), like.p()); }
+
+template <class T>
+std::size_t bytes_of(const tensor3<T>& t) { return t.size() * sizeof(T); }
+
+inline std::string dims(std::size_t m, std::size_t n, std::size_t p) {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(p);
+}
+
+/// @brief out = L(in) = in ×₃ Z (views of equal shape).
+template <class T, class L>
+void to_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+  l.template forward<T>(in, out);
+}
+/// @brief out = L⁻¹(in) = in ×₃ Z⁻¹.
+template <class T, class L>
+void from_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+  l.template inverse<T>(in, out);
+}
+
+/// @brief out = in ×₃ Zᵀ, the adjoint of L: the gradient of a loss with respect to A when Â = L(A) and `in`
+/// is its gradient with respect to Â.
+///
+/// When ZᵀZ = I/c (an orthogonal Z times a scalar, which `norm_scale` reports as c) this is L⁻¹(in)/c;
+/// a general real Z (matrix_transform) is applied explicitly.
+template <class T, class L>
+void transform_adjoint(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+  const auto c = l.norm_scale(in.p());
+  if (c) {
+    l.template inverse<T>(in, out);
+    if (*c != 1.0) Eigen::Map<vector<T>>(out.data(), Eigen::Index(out.size())) *= T(1.0 / *c);
+    return;
+  }
+  if constexpr (requires { l.matrix(); }) {
+    tprod::detail::apply_along_tubes(in, matrix<T>(l.matrix().template cast<T>()), out);
+  } else {
+    throw numerical_error(std::string("nn: the adjoint of the ") + std::string(L::name()) +
+                          " transform is not available (it is neither orthogonal nor a matrix_transform)");
+  }
+}
+/// @brief out = in ×₃ Z⁻ᵀ, the adjoint of L⁻¹ (c·L(in) when ZᵀZ = I/c).
+template <class T, class L>
+void inverse_transform_adjoint(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+  const auto c = l.norm_scale(in.p());
+  if (c) {
+    l.template forward<T>(in, out);
+    if (*c != 1.0) Eigen::Map<vector<T>>(out.data(), Eigen::Index(out.size())) *= T(*c);
+    return;
+  }
+  if constexpr (requires { l.inverse_matrix(); }) {
+    tprod::detail::apply_along_tubes(in, matrix<T>(l.inverse_matrix().template cast<T>()), out);
+  } else {
+    throw numerical_error(std::string("nn: the adjoint of the inverse ") + std::string(L::name()) +
+                          " transform is not available (it is neither orthogonal nor a matrix_transform)");
+  }
+}
+
+// The same four maps on whole tensors, shaping `out` like `in`.
+template <class T, class L>
+void to_transform(const L& l, const tensor3<T>& in, tensor3<T>& out) {
+  ensure_shape_like(out, in);
+  to_transform<T>(l, in.view(), out.view());
+}
+template <class T, class L>
+void from_transform(const L& l, const tensor3<T>& in, tensor3<T>& out) {
+  ensure_shape_like(out, in);
+  from_transform<T>(l, in.view(), out.view());
+}
+template <class T, class L>
+void transform_adjoint(const L& l, const tensor3<T>& in, tensor3<T>& out) {
+  ensure_shape_like(out, in);
+  transform_adjoint<T>(l, in.view(), out.view());
+}
+template <class T, class L>
+void inverse_transform_adjoint(const L& l, const tensor3<T>& in, tensor3<T>& out) {
+  ensure_shape_like(out, in);
+  inverse_transform_adjoint<T>(l, in.view(), out.view());
+}
+
+/// @brief a += b elementwise (same shapes).
+template <class T>
+void add_into(tensor3<T>& a, const tensor3<T>& b) { a.elements() += b.elements(); }
+
+/// @brief out = a + b elementwise.
+template <class T>
+void add_to(const tensor3<T>& a, const tensor3<T>& b, tensor3<T>& out) {
+  ensure_shape_like(out, a);
+  out.elements() = a.elements() + b.elements();
+}
+
+}  // namespace tprod::nn::detail
