@@ -64,7 +64,7 @@ template <std::floating_point T>
 struct layer_norm_saved {
   tensor3<T> normalized;  ///< r×n×p
   tensor3<T> inv_scale;   ///< r×1×p: 1/s
-  tensor3<T> coupling;    ///< r×1×p: s/σ (0 where σ = 0)
+  tensor3<T> coupling;    ///< r×1×p: s/σ (0 where σ = 0); empty for the original-domain kind, where it is 1
   std::size_t bytes() const {
     return detail::bytes_of(normalized) + detail::bytes_of(inv_scale) + detail::bytes_of(coupling);
   }
@@ -88,7 +88,11 @@ void layer_norm_forward(const layer_norm_params<T>& prm, const tensor3<T>& x, te
   detail::ensure_shape_like(out, x);
   detail::ensure_shape_like(saved.normalized, x);
   detail::ensure_shape(saved.inv_scale, r, 1, p);
-  detail::ensure_shape(saved.coupling, r, 1, p);
+  // the coupling factor s/σ is 1 for √(σ² + ε), so only the transform-domain kind stores it
+  if (prm.kind == layer_norm_kind::transform_domain)
+    detail::ensure_shape(saved.coupling, r, 1, p);
+  else
+    saved.coupling = tensor3<T>();
   const T inv_n = T(1) / T(n), eps = T(prm.eps);
   detail::vector<T> mean(rows), var(rows);
   for (std::size_t k = 0; k < p; ++k) {
@@ -103,14 +107,12 @@ void layer_norm_forward(const layer_norm_params<T>& prm, const tensor3<T>& x, te
     for (Eigen::Index j = 0; j < Eigen::Index(n); ++j) var.array() += (xk.col(j) - mean).array().square();
     var *= inv_n;
     auto inv_s = saved.inv_scale.slice(k).col(0).array();
-    auto coupling = saved.coupling.slice(k).col(0).array();
     if (prm.kind == layer_norm_kind::original_domain) {
       inv_s = (var.array() + eps).rsqrt();
-      coupling.setOnes();
     } else {
       const auto sigma = var.array().sqrt();
       inv_s = T(1) / (sigma + eps);
-      coupling = (sigma > T(0)).select((sigma + eps) / sigma, T(0));
+      saved.coupling.slice(k).col(0).array() = (sigma > T(0)).select((sigma + eps) / sigma, T(0));
     }
     for (Eigen::Index j = 0; j < Eigen::Index(n); ++j) {
       nk.col(j).array() = (xk.col(j) - mean).array() * inv_s;
@@ -153,7 +155,8 @@ void layer_norm_backward(const layer_norm_params<T>& prm, const layer_norm_saved
       m2.array() += gam * gk.col(j).array() * nk.col(j).array();
     }
     m1 *= inv_n;
-    m2.array() *= saved.coupling.slice(k).col(0).array() * inv_n;
+    m2 *= inv_n;
+    if (saved.coupling.size() != 0) m2.array() *= saved.coupling.slice(k).col(0).array();
     const auto inv_s = saved.inv_scale.slice(k).col(0).array();
     for (Eigen::Index j = 0; j < Eigen::Index(n); ++j) {
       const T gam = prm.gamma(0, std::size_t(j), k);

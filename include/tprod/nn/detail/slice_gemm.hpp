@@ -15,8 +15,15 @@ void slice_linear_forward(const tensor3<T>& x, const tensor3<T>& w, const tensor
   ensure_shape(y, x.m(), q, p);
   for (std::size_t k = 0; k < p; ++k) {
     auto yk = y.slice(k);
-    yk.noalias() = x.slice(k) * w.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q));
-    if (b.size() != 0) yk.rowwise() += b.slice(k).row(0).segment(Eigen::Index(c0), Eigen::Index(q));
+    const auto wk = w.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q));
+    if (b.size() != 0) {
+      // Eigen's `=` product zero-fills Y before accumulating; filling it with the bias instead saves both that
+      // pass and a separate bias pass.
+      yk.rowwise() = b.slice(k).row(0).segment(Eigen::Index(c0), Eigen::Index(q));
+      yk.noalias() += x.slice(k) * wk;
+    } else {
+      yk.noalias() = x.slice(k) * wk;
+    }
   }
 }
 
