@@ -197,19 +197,6 @@ TEST_CASE("L-MHA gradients pass finite differences and the adjoint identity") {
   }
 }
 
-TEST_CASE("L-MHA in float agrees with double") {
-  auto pd = nn::make_attention_params<double>(8, 2, 4, tprod::dct{}, 5);
-  auto pf = nn::make_attention_params<float>(8, 2, 4, tprod::dct{}, 5);
-  pf.w_qkv.data() = to_float(pd.w_qkv.data());
-  pf.b_qkv.data() = to_float(pd.b_qkv.data());
-  pf.w_o.data() = to_float(pd.w_o.data());
-  pf.b_o.data() = to_float(pd.b_o.data());
-  const t3 x = random_tensor3<double>(12, 8, 4, 6);
-  const nn::attention_mask m{true, {5, 6}};
-  CHECK(max_diff(to_double(nn::attention_forward(pf, to_float(x), 2, m).first), nn::attention_forward(pd, x, 2, m).first) <
-        200 * std::numeric_limits<float>::epsilon());
-}
-
 TEST_CASE("t-Softmax and t-Attention (paper 001, Def. 5.2–5.3)") {
   const tprod::dct l;
   const std::size_t n = 4, c = 3;

@@ -138,6 +138,14 @@ TEST_CASE("activations: known values and derivatives against finite differences"
     f.forward = [&] { t3 o; nn::activation_forward(a, xv, o); return o; };
     f.backward = [&](const t3& w) { t3 d; nn::activation_backward(a, xv, w, d); return std::vector<t3>{d}; };
     check_gradients(f, 3, 1e-6, 5);
+    // the fused form used by the FFN: σ(x) and σ'(x) in one pass (σ' checked against the backward pass above)
+    t3 big = random_tensor3<double>(3, 700, 1, 4) * 3.0, deriv = big, out, ones(3, 700, 1), ref_d, ref_y;
+    ones.elements().setOnes();
+    nn::activation_forward_keep_derivative(a, deriv, out);
+    nn::activation_forward(a, big, ref_y);
+    nn::activation_backward(a, big, ones, ref_d);
+    CHECK(max_diff(out, ref_y) < 1e-15);
+    CHECK(max_diff(deriv, ref_d) < 1e-15);
   }
 }
 

@@ -5,6 +5,7 @@
 #include "tprod/nn/decoder.hpp"
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/ffn.hpp"
+#include "tprod/nn/t_attention.hpp"
 
 using namespace nn_test;
 namespace nn = tprod::nn;
@@ -217,6 +218,20 @@ TEST_CASE("encoder layer: float matches double; configs and inputs are validated
   nn::layer_config bad = cfg;
   bad.heads = 3;
   CHECK_THROWS_AS(nn::make_encoder_params<double>(bad, tprod::dct{}, 1), tprod::shape_error);
+}
+
+// The float instantiations live in this file only (each one costs compile time in every file that has it).
+TEST_CASE("L-MHA in float agrees with double") {
+  auto pd = nn::make_attention_params<double>(8, 2, 4, tprod::dct{}, 5);
+  auto pf = nn::make_attention_params<float>(8, 2, 4, tprod::dct{}, 5);
+  pf.w_qkv.data() = to_float(pd.w_qkv.data());
+  pf.b_qkv.data() = to_float(pd.b_qkv.data());
+  pf.w_o.data() = to_float(pd.w_o.data());
+  pf.b_o.data() = to_float(pd.b_o.data());
+  const t3 x = random_tensor3<double>(12, 8, 4, 6);
+  const nn::attention_mask m{true, {5, 6}};
+  CHECK(max_diff(to_double(nn::attention_forward(pf, to_float(x), 2, m).first), nn::attention_forward(pd, x, 2, m).first) <
+        200 * std::numeric_limits<float>::epsilon());
 }
 
 TEST_CASE("decoder layer: causal by default, and gradients for the input, the memory and every parameter") {

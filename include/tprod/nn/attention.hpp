@@ -38,7 +38,8 @@ struct attention_params {
   std::size_t slices() const { return w_o.p(); }
   std::size_t head_dim() const { return width() / heads; }
   bool has_bias() const { return b_o.m() == 1; }
-  template <class F> void for_each(F&& f) {
+  template <class F>
+  void for_each(F&& f) {
     f("w_qkv", w_qkv.data());
     if (has_bias()) f("b_qkv", b_qkv.data());
     f("w_o", w_o.data());
@@ -75,8 +76,8 @@ namespace detail {
 /// Transform-domain intermediate results of one attention call.
 template <class T>
 struct attention_cache {
-  tensor3<T> q;          ///< (B·T_q)×d_s×p
-  tensor3<T> kv;         ///< (B·T_k)×2d_s×p: K̂ then V̂
+  tensor3<T> q;          ///< self-attention: (B·T)×3d_s×p, [Q̂ | K̂ | V̂]; cross-attention: Q̂, (B·T_q)×d_s×p
+  tensor3<T> kv;         ///< cross-attention: (B·T_k)×2d_s×p, [K̂ | V̂]; empty for self-attention
   tensor3<T> probs;      ///< T_k×T_q×(p·h·B)
   tensor3<T> probs_hat;  ///< t_softmax variant: L(probs) across slices
   tensor3<T> hcat;       ///< (B·T_q)×d_s×p: concatenated heads Ĥ
@@ -97,10 +98,51 @@ struct attention_workspace {
   }
 };
 
+/// The tensors of attention_params without their transform type (the kernels below are compiled per scalar).
+template <class T>
+struct attention_weights {
+  std::size_t heads;
+  attention_variant variant;
+  const tensor3<T>& w_qkv;
+  const tensor3<T>& b_qkv;
+  const tensor3<T>& w_o;
+  const tensor3<T>& b_o;
+  std::size_t width() const { return w_o.m(); }
+  std::size_t slices() const { return w_o.p(); }
+};
+template <class T>
+struct attention_weight_grads {
+  tensor3<T>& w_qkv;
+  tensor3<T>& b_qkv;
+  tensor3<T>& w_o;
+  tensor3<T>& b_o;
+};
 template <class T, class L>
-attention_dims attention_shape(const attention_params<T, L>& prm, const tensor3<T>& xq, const tensor3<T>& xkv,
+attention_weights<T> weights_of(const attention_params<T, L>& p) {
+  return {p.heads, p.variant, p.w_qkv.data(), p.b_qkv.data(), p.w_o.data(), p.b_o.data()};
+}
+template <class T, class L>
+attention_weight_grads<T> grads_of(attention_params<T, L>& g) {
+  return {g.w_qkv.data(), g.b_qkv.data(), g.w_o.data(), g.b_o.data()};
+}
+
+/// Where the Q, K, V head blocks live: one fused (B·T)×3d_s×p tensor for self-attention (kv = nullptr), or a
+/// (B·T_q)×d_s×p query tensor and a (B·T_k)×2d_s×p key/value tensor for cross-attention.
+template <class E>
+struct qkv_blocks {
+  head_blocks<E> q, k, v;
+};
+template <class E>
+qkv_blocks<E> qkv_sources(E* q, E* kv, std::size_t rq, std::size_t rk, std::size_t ds) {
+  if (kv == nullptr)
+    return {blocks_of<E>(q, rq, 3 * ds, 0), blocks_of<E>(q, rq, 3 * ds, ds), blocks_of<E>(q, rq, 3 * ds, 2 * ds)};
+  return {blocks_of<E>(q, rq, ds, 0), blocks_of<E>(kv, rk, 2 * ds, 0), blocks_of<E>(kv, rk, 2 * ds, ds)};
+}
+
+template <class T>
+attention_dims attention_shape(const attention_weights<T>& w, const tensor3<T>& xq, const tensor3<T>& xkv,
                                std::size_t batch, const char* who) {
-  const std::size_t ds = prm.width(), p = prm.slices();
+  const std::size_t ds = w.width(), p = w.slices();
   TPROD_EXPECTS(xq.n() == ds && xq.p() == p && xkv.n() == ds && xkv.p() == p,
                 std::string(who) + ": inputs " + xq.shape() + " and " + xkv.shape() +
                     " do not match the attention width and slices (rows x " + std::to_string(ds) + " x " +
@@ -108,57 +150,60 @@ attention_dims attention_shape(const attention_params<T, L>& prm, const tensor3<
   TPROD_EXPECTS(batch > 0 && xq.m() % batch == 0 && xkv.m() % batch == 0 && xq.m() > 0 && xkv.m() > 0,
                 std::string(who) + ": " + std::to_string(xq.m()) + " query rows and " + std::to_string(xkv.m()) +
                     " key rows are not whole sequences of a batch of " + std::to_string(batch));
-  return {p, prm.heads, batch, xq.m() / batch, xkv.m() / batch, prm.head_dim()};
+  return {p, w.heads, batch, xq.m() / batch, xkv.m() / batch, ds / w.heads};
 }
 
 /// Ŷ = MHA core in the transform domain (xkv_hat = nullptr: self-attention on xq_hat).
-template <class T, class L>
-void attention_hat_forward(const attention_params<T, L>& prm, const tensor3<T>& xq_hat,
-                           std::type_identity_t<const tensor3<T>*> xkv_hat,
-                           std::size_t batch, const attention_mask& mask, attention_cache<T>& c,
-                           tensor3<T>& y_hat) {
+template <class T>
+void attention_hat_forward(const attention_weights<T>& w, const tube_maps<T>& tm, const tensor3<T>& xq_hat,
+                           std::type_identity_t<const tensor3<T>*> xkv_hat, std::size_t batch,
+                           const attention_mask& mask, attention_cache<T>& c, tensor3<T>& y_hat) {
   const tensor3<T>& xm = xkv_hat ? *xkv_hat : xq_hat;
-  const auto d = attention_shape(prm, xq_hat, xm, batch, "nn::attention_forward");
+  const auto d = attention_shape(w, xq_hat, xm, batch, "nn::attention_forward");
   check_mask<T>(mask, d, "nn::attention_forward");
-  const std::size_t ds = d.heads * d.dh;
+  const std::size_t ds = d.heads * d.dh, rq = xq_hat.m(), rk = xm.m();
   c.batch = batch;
   c.mask = mask;
-  slice_linear_forward(xq_hat, prm.w_qkv.data(), prm.b_qkv.data(), 0, ds, c.q);
-  slice_linear_forward(xm, prm.w_qkv.data(), prm.b_qkv.data(), ds, 2 * ds, c.kv);
-  ensure_shape_like(c.hcat, c.q);
-  const std::size_t rq = xq_hat.m(), rk = xm.m();
-  attention_scores_forward<T>(d, blocks_of<const T>(c.q.data(), rq, ds, 0), blocks_of<const T>(c.kv.data(), rk, 2 * ds, 0),
-                              blocks_of<const T>(c.kv.data(), rk, 2 * ds, ds), mask, prm.variant, prm.transform(),
-                              c.probs, c.probs_hat, blocks_of<T>(c.hcat.data(), rq, ds, 0));
-  slice_linear_forward(c.hcat, prm.w_o.data(), prm.b_o.data(), 0, ds, y_hat);
+  if (xkv_hat) {
+    slice_linear_forward(xq_hat, w.w_qkv, w.b_qkv, 0, ds, c.q);
+    slice_linear_forward(xm, w.w_qkv, w.b_qkv, ds, 2 * ds, c.kv);
+  } else {
+    // self-attention: Q, K and V in one GEMM per slice, [Q̂ | K̂ | V̂] = X̂_k Ŵ_QKV,k
+    slice_linear_forward(xq_hat, w.w_qkv, w.b_qkv, 0, 3 * ds, c.q);
+    c.kv = tensor3<T>();
+  }
+  ensure_shape(c.hcat, rq, ds, d.p);
+  const auto src = qkv_sources<const T>(c.q.data(), xkv_hat ? c.kv.data() : nullptr, rq, rk, ds);
+  attention_scores_forward<T>(d, src.q, src.k, src.v, mask, w.variant, tm, c.probs, c.probs_hat,
+                              blocks_of<T>(c.hcat.data(), rq, ds, 0));
+  slice_linear_forward(c.hcat, w.w_o, w.b_o, 0, ds, y_hat);
 }
 
 /// Backward of attention_hat_forward: dX̂_q (and dX̂_kv for cross-attention) assigned, parameter gradients
 /// assigned into g.
-template <class T, class L>
-void attention_hat_backward(const attention_params<T, L>& prm, const tensor3<T>& xq_hat,
-                            std::type_identity_t<const tensor3<T>*> xkv_hat,
-                            const attention_cache<T>& c, const tensor3<T>& dy_hat, attention_workspace<T>& ws,
-                            tensor3<T>& dxq_hat, std::type_identity_t<tensor3<T>*> dxkv_hat, attention_params<T, L>& g) {
+template <class T>
+void attention_hat_backward(const attention_weights<T>& w, const tube_maps<T>& tm, const tensor3<T>& xq_hat,
+                            std::type_identity_t<const tensor3<T>*> xkv_hat, const attention_cache<T>& c,
+                            const tensor3<T>& dy_hat, attention_workspace<T>& ws, tensor3<T>& dxq_hat,
+                            std::type_identity_t<tensor3<T>*> dxkv_hat, const attention_weight_grads<T>& g) {
   const tensor3<T>& xm = xkv_hat ? *xkv_hat : xq_hat;
-  const auto d = attention_shape(prm, xq_hat, xm, c.batch, "nn::attention_backward");
-  TPROD_EXPECTS(dy_hat.m() == xq_hat.m() && dy_hat.n() == prm.width() && dy_hat.p() == prm.slices(),
+  const auto d = attention_shape(w, xq_hat, xm, c.batch, "nn::attention_backward");
+  TPROD_EXPECTS(dy_hat.m() == xq_hat.m() && dy_hat.n() == w.width() && dy_hat.p() == w.slices(),
                 "nn::attention_backward: gradient " + dy_hat.shape() + " does not match the output " + xq_hat.shape());
   const std::size_t ds = d.heads * d.dh, rq = xq_hat.m(), rk = xm.m();
-  slice_linear_backward(c.hcat, prm.w_o.data(), dy_hat, 0, &ws.dhcat, false, g.w_o.data(), g.b_o.data());
+  slice_linear_backward(c.hcat, w.w_o, dy_hat, 0, &ws.dhcat, false, g.w_o, g.b_o);
   ensure_shape_like(ws.dq, c.q);
-  ensure_shape_like(ws.dkv, c.kv);
-  attention_scores_backward<T>(d, blocks_of<const T>(c.q.data(), rq, ds, 0),
-                               blocks_of<const T>(c.kv.data(), rk, 2 * ds, 0),
-                               blocks_of<const T>(c.kv.data(), rk, 2 * ds, ds), prm.variant, prm.transform(), c.probs,
-                               c.probs_hat, blocks_of<const T>(ws.dhcat.data(), rq, ds, 0),
-                               blocks_of<T>(ws.dq.data(), rq, ds, 0), blocks_of<T>(ws.dkv.data(), rk, 2 * ds, 0),
-                               blocks_of<T>(ws.dkv.data(), rk, 2 * ds, ds), ws.dp, ws.dp_hat);
-  slice_linear_backward(xq_hat, prm.w_qkv.data(), ws.dq, 0, &dxq_hat, false, g.w_qkv.data(), g.b_qkv.data());
-  if (xkv_hat)
-    slice_linear_backward(xm, prm.w_qkv.data(), ws.dkv, ds, dxkv_hat, false, g.w_qkv.data(), g.b_qkv.data());
-  else
-    slice_linear_backward(xm, prm.w_qkv.data(), ws.dkv, ds, &dxq_hat, true, g.w_qkv.data(), g.b_qkv.data());
+  if (xkv_hat) ensure_shape_like(ws.dkv, c.kv);
+  const auto src = qkv_sources<const T>(c.q.data(), xkv_hat ? c.kv.data() : nullptr, rq, rk, ds);
+  const auto dst = qkv_sources<T>(ws.dq.data(), xkv_hat ? ws.dkv.data() : nullptr, rq, rk, ds);
+  attention_scores_backward<T>(d, src.q, src.k, src.v, w.variant, tm, c.probs, c.probs_hat,
+                               blocks_of<const T>(ws.dhcat.data(), rq, ds, 0), dst.q, dst.k, dst.v, ws.dp, ws.dp_hat);
+  if (xkv_hat) {
+    slice_linear_backward(xq_hat, w.w_qkv, ws.dq, 0, &dxq_hat, false, g.w_qkv, g.b_qkv);
+    slice_linear_backward(xm, w.w_qkv, ws.dkv, ds, dxkv_hat, false, g.w_qkv, g.b_qkv);
+  } else {
+    slice_linear_backward(xq_hat, w.w_qkv, ws.dq, 0, &dxq_hat, false, g.w_qkv, g.b_qkv);  // dX̂ = [dQ̂|dK̂|dV̂]·Ŵ_QKVᵀ
+  }
 }
 
 }  // namespace detail
@@ -185,10 +230,11 @@ template <std::floating_point T, real_transform<T> L>
 void attention_forward(const attention_params<T, L>& prm, const tensor3<T>& x, std::size_t batch,
                        const attention_mask& mask, tensor3<T>& out, attention_saved<T>& saved) {
   tensor3<T> y_hat;
-  detail::to_transform(prm.transform(), x, saved.x_hat);
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  tm.forward(x, saved.x_hat);
   saved.memory_hat = tensor3<T>();
-  detail::attention_hat_forward(prm, saved.x_hat, nullptr, batch, mask, saved.cache, y_hat);
-  detail::from_transform(prm.transform(), y_hat, out);
+  detail::attention_hat_forward(detail::weights_of(prm), tm, saved.x_hat, nullptr, batch, mask, saved.cache, y_hat);
+  tm.inverse(y_hat, out);
 }
 
 template <std::floating_point T, real_transform<T> L>
@@ -206,10 +252,12 @@ void cross_attention_forward(const attention_params<T, L>& prm, const tensor3<T>
                              std::size_t batch, const attention_mask& mask, tensor3<T>& out,
                              attention_saved<T>& saved) {
   tensor3<T> y_hat;
-  detail::to_transform(prm.transform(), x, saved.x_hat);
-  detail::to_transform(prm.transform(), memory, saved.memory_hat);
-  detail::attention_hat_forward(prm, saved.x_hat, &saved.memory_hat, batch, mask, saved.cache, y_hat);
-  detail::from_transform(prm.transform(), y_hat, out);
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  tm.forward(x, saved.x_hat);
+  tm.forward(memory, saved.memory_hat);
+  detail::attention_hat_forward(detail::weights_of(prm), tm, saved.x_hat, &saved.memory_hat, batch, mask, saved.cache,
+                                y_hat);
+  tm.inverse(y_hat, out);
 }
 
 template <std::floating_point T, real_transform<T> L>
@@ -229,11 +277,13 @@ attention_grads<T, L> attention_backward(const attention_params<T, L>& prm, cons
   attention_grads<T, L> g{tensor3<T>(), tensor3<T>(), zeros_like(prm)};
   detail::attention_workspace<T> ws;
   const bool cross = saved.memory_hat.size() != 0;
-  detail::inverse_transform_adjoint(prm.transform(), d_out, ws.dy_hat);
-  detail::attention_hat_backward(prm, saved.x_hat, cross ? &saved.memory_hat : nullptr, saved.cache, ws.dy_hat, ws,
-                                 ws.dx_hat, cross ? &ws.dm_hat : nullptr, g.d_params);
-  detail::transform_adjoint(prm.transform(), ws.dx_hat, g.d_input);
-  if (cross) detail::transform_adjoint(prm.transform(), ws.dm_hat, g.d_memory);
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  tm.inverse_adjoint(d_out, ws.dy_hat);
+  detail::attention_hat_backward(detail::weights_of(prm), tm, saved.x_hat, cross ? &saved.memory_hat : nullptr,
+                                 saved.cache, ws.dy_hat, ws, ws.dx_hat, cross ? &ws.dm_hat : nullptr,
+                                 detail::grads_of(g.d_params));
+  tm.adjoint(ws.dx_hat, g.d_input);
+  if (cross) tm.adjoint(ws.dm_hat, g.d_memory);
   return g;
 }
 

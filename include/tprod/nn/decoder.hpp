@@ -23,7 +23,8 @@ struct decoder_params {
   layer_norm_params<T> ln1, ln2, ln3;
 
   const L& transform() const { return self_attn.transform(); }
-  template <class F> void for_each(F&& f) {
+  template <class F>
+  void for_each(F&& f) {
     self_attn.for_each(f);
     cross_attn.for_each(f);
     ffn.for_each(f);
@@ -49,7 +50,7 @@ decoder_params<T, L> make_decoder_params(const layer_config& cfg, const L& l, st
 
 template <std::floating_point T, class L>
 decoder_params<T, L> zeros_like(const decoder_params<T, L>& p) {
-  return {p.config,         zeros_like(p.self_attn), zeros_like(p.cross_attn), zeros_like(p.ffn),
+  return {p.config,          zeros_like(p.self_attn), zeros_like(p.cross_attn), zeros_like(p.ffn),
           zeros_like(p.ln1), zeros_like(p.ln2),       zeros_like(p.ln3)};
 }
 
@@ -94,28 +95,31 @@ void decoder_layer_forward(const decoder_params<T, L>& prm, const tensor3<T>& x,
                            std::size_t batch, const decoder_masks& masks, tensor3<T>& out, decoder_saved<T>& saved,
                            decoder_workspace<T>& ws) {
   const auto& cfg = prm.config;
-  const L& l = prm.transform();
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
   TPROD_EXPECTS(x.n() == cfg.width && x.p() == cfg.slices && memory.n() == cfg.width && memory.p() == cfg.slices,
                 "nn::decoder_layer_forward: inputs " + x.shape() + " and " + memory.shape() +
                     " do not match the layer (rows x " + std::to_string(cfg.width) + " x " +
                     std::to_string(cfg.slices) + ")");
   saved.batch = batch;
-  detail::to_transform(l, memory, saved.memory_hat);
+  tm.forward(memory, saved.memory_hat);
   const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;
-  if (in_transform) detail::to_transform(l, x, ws.s0);
+  if (in_transform) tm.forward(x, ws.s0);
   const tensor3<T>& s0 = in_transform ? ws.s0 : x;
-  detail::residual_forward(cfg, l, prm.ln1, s0, ws.s1, saved.r1, ws.res, [&](const tensor3<T>& in, tensor3<T>& o) {
-    detail::attention_hat_forward(prm.self_attn, in, nullptr, batch, masks.self, saved.self_attn, o);
+  detail::residual_forward(cfg, tm, prm.ln1, s0, ws.s1, saved.r1, ws.res, [&](const tensor3<T>& in, tensor3<T>& o) {
+    detail::attention_hat_forward(detail::weights_of(prm.self_attn), tm, in, nullptr, batch, masks.self,
+                                  saved.self_attn, o);
   });
-  detail::residual_forward(cfg, l, prm.ln2, std::as_const(ws.s1), ws.s2, saved.r2, ws.res,
+  detail::residual_forward(cfg, tm, prm.ln2, std::as_const(ws.s1), ws.s2, saved.r2, ws.res,
                            [&](const tensor3<T>& in, tensor3<T>& o) {
-                             detail::attention_hat_forward(prm.cross_attn, in, &saved.memory_hat, batch, masks.memory,
-                                                           saved.cross_attn, o);
+                             detail::attention_hat_forward(detail::weights_of(prm.cross_attn), tm, in,
+                                                           &saved.memory_hat, batch, masks.memory, saved.cross_attn, o);
                            });
   tensor3<T>& s3 = in_transform ? ws.s0 : out;
-  detail::residual_forward(cfg, l, prm.ln3, std::as_const(ws.s2), s3, saved.r3, ws.res,
-                           [&](const tensor3<T>& in, tensor3<T>& o) { detail::ffn_hat_forward(prm.ffn, in, saved.ffn, o); });
-  if (in_transform) detail::from_transform(l, ws.s0, out);
+  detail::residual_forward(cfg, tm, prm.ln3, std::as_const(ws.s2), s3, saved.r3, ws.res,
+                           [&](const tensor3<T>& in, tensor3<T>& o) {
+                             detail::ffn_hat_forward(detail::weights_of(prm.ffn), in, saved.ffn, o);
+                           });
+  if (in_transform) tm.inverse(ws.s0, out);
 }
 
 template <std::floating_point T, real_transform<T> L>
@@ -133,32 +137,32 @@ template <std::floating_point T, real_transform<T> L>
 void decoder_layer_backward(const decoder_params<T, L>& prm, const decoder_saved<T>& saved, const tensor3<T>& d_out,
                             decoder_grads<T, L>& g, decoder_workspace<T>& ws) {
   const auto& cfg = prm.config;
-  const L& l = prm.transform();
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
   TPROD_EXPECTS(d_out.n() == cfg.width && d_out.p() == cfg.slices && d_out.m() == saved.r1.f_in_hat.m(),
                 "nn::decoder_layer_backward: gradient " + d_out.shape() + " does not match the layer output");
   const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;
-  if (in_transform) detail::inverse_transform_adjoint(l, d_out, ws.ds0);
+  if (in_transform) tm.inverse_adjoint(d_out, ws.ds0);
   const tensor3<T>& ds3 = in_transform ? ws.ds0 : d_out;
-  detail::residual_backward(cfg, l, prm.ln3, saved.r3, ds3, ws.ds2, g.d_params.ln3, ws.res,
+  detail::residual_backward(cfg, tm, prm.ln3, saved.r3, ds3, ws.ds2, g.d_params.ln3, ws.res,
                             [&](const tensor3<T>& dy, tensor3<T>& dx) {
-                              detail::ffn_hat_backward(prm.ffn, saved.r3.f_in_hat, saved.ffn, dy, ws.ffn, dx, false,
-                                                       g.d_params.ffn);
+                              detail::ffn_hat_backward(detail::weights_of(prm.ffn), saved.r3.f_in_hat, saved.ffn, dy,
+                                                       ws.ffn, dx, false, detail::grads_of(g.d_params.ffn));
                             });
-  detail::residual_backward(cfg, l, prm.ln2, saved.r2, std::as_const(ws.ds2), ws.ds1, g.d_params.ln2, ws.res,
+  detail::residual_backward(cfg, tm, prm.ln2, saved.r2, std::as_const(ws.ds2), ws.ds1, g.d_params.ln2, ws.res,
                             [&](const tensor3<T>& dy, tensor3<T>& dx) {
-                              detail::attention_hat_backward(prm.cross_attn, saved.r2.f_in_hat, &saved.memory_hat,
-                                                             saved.cross_attn, dy, ws.attn, dx, &ws.dm_hat,
-                                                             g.d_params.cross_attn);
+                              detail::attention_hat_backward(detail::weights_of(prm.cross_attn), tm, saved.r2.f_in_hat,
+                                                             &saved.memory_hat, saved.cross_attn, dy, ws.attn, dx,
+                                                             &ws.dm_hat, detail::grads_of(g.d_params.cross_attn));
                             });
   tensor3<T>& ds0 = in_transform ? ws.ds0 : g.d_input;
-  detail::residual_backward(cfg, l, prm.ln1, saved.r1, std::as_const(ws.ds1), ds0, g.d_params.ln1, ws.res,
+  detail::residual_backward(cfg, tm, prm.ln1, saved.r1, std::as_const(ws.ds1), ds0, g.d_params.ln1, ws.res,
                             [&](const tensor3<T>& dy, tensor3<T>& dx) {
-                              detail::attention_hat_backward(prm.self_attn, saved.r1.f_in_hat, nullptr,
-                                                             saved.self_attn, dy, ws.attn, dx, nullptr,
-                                                             g.d_params.self_attn);
+                              detail::attention_hat_backward(detail::weights_of(prm.self_attn), tm, saved.r1.f_in_hat,
+                                                             nullptr, saved.self_attn, dy, ws.attn, dx, nullptr,
+                                                             detail::grads_of(g.d_params.self_attn));
                             });
-  if (in_transform) detail::transform_adjoint(l, ws.ds0, g.d_input);
-  detail::transform_adjoint(l, ws.dm_hat, g.d_memory);
+  if (in_transform) tm.adjoint(ws.ds0, g.d_input);
+  tm.adjoint(ws.dm_hat, g.d_memory);
 }
 
 template <std::floating_point T, real_transform<T> L>

@@ -19,7 +19,10 @@ struct embedding_params {
   tensor3<T> table;  ///< d×V×1: column v is token v's vector
   std::size_t dim() const { return table.m(); }
   std::size_t vocabulary() const { return table.n(); }
-  template <class F> void for_each(F&& f) { f("table", table); }
+  template <class F>
+  void for_each(F&& f) {
+    f("table", table);
+  }
 };
 
 /// @brief A d×V table with entries uniform in [−scale, scale].
@@ -42,8 +45,8 @@ template <class T>
 void check_tokens(const embedding_params<T>& e, const std::vector<std::size_t>& tokens, const char* who) {
   for (std::size_t r = 0; r < tokens.size(); ++r)
     TPROD_EXPECTS(tokens[r] < e.vocabulary(), std::string(who) + ": token " + std::to_string(tokens[r]) +
-                                                  " at position " + std::to_string(r) + " is outside the vocabulary of " +
-                                                  std::to_string(e.vocabulary()));
+                                                  " at position " + std::to_string(r) +
+                                                  " is outside the vocabulary of " + std::to_string(e.vocabulary()));
 }
 }  // namespace detail
 
@@ -84,7 +87,10 @@ embedding_params<T> embedding_backward(const embedding_params<T>& e, const std::
 template <std::floating_point T>
 struct class_token_params {
   tensor3<T> token;
-  template <class F> void for_each(F&& f) { f("class_token", token); }
+  template <class F>
+  void for_each(F&& f) {
+    f("class_token", token);
+  }
 };
 
 template <std::floating_point T>
@@ -113,11 +119,10 @@ tensor3<T> prepend_class_token(const class_token_params<T>& c, const tensor3<T>&
 
 /// @brief Backward of prepend_class_token: d𝒳 (the rows after each class token) and d𝒯_cls (their sum).
 template <std::floating_point T>
-std::pair<tensor3<T>, class_token_params<T>> prepend_class_token_backward(const tensor3<T>& d_out,
-                                                                          std::size_t batch) {
+std::pair<tensor3<T>, class_token_params<T>> prepend_class_token_backward(const tensor3<T>& d_out, std::size_t batch) {
   TPROD_EXPECTS(batch > 0 && d_out.m() % batch == 0 && d_out.m() / batch >= 2,
-                "nn::prepend_class_token_backward: gradient " + d_out.shape() + " is not B*(T+1) rows for B = " +
-                    std::to_string(batch));
+                "nn::prepend_class_token_backward: gradient " + d_out.shape() +
+                    " is not B*(T+1) rows for B = " + std::to_string(batch));
   const auto len1 = Eigen::Index(d_out.m() / batch), len = len1 - 1;
   std::pair<tensor3<T>, class_token_params<T>> r{tensor3<T>(std::size_t(len) * batch, d_out.n(), d_out.p()),
                                                  {tensor3<T>(1, d_out.n(), d_out.p())}};

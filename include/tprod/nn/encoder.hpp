@@ -25,7 +25,8 @@ struct encoder_params {
   layer_norm_params<T> ln1, ln2;
 
   const L& transform() const { return attn.transform(); }
-  template <class F> void for_each(F&& f) {
+  template <class F>
+  void for_each(F&& f) {
     attn.for_each(f);
     ffn.for_each(f);
     ln1.for_each(f);
@@ -39,8 +40,7 @@ template <std::floating_point T, real_transform<T> L>
 encoder_params<T, L> make_encoder_params(const layer_config& cfg, const L& l, std::uint64_t seed) {
   cfg.validate();
   l.check_size(cfg.slices);
-  return {cfg,
-          make_attention_params<T>(cfg.width, cfg.heads, cfg.slices, l, seed, cfg.bias, cfg.attention),
+  return {cfg, make_attention_params<T>(cfg.width, cfg.heads, cfg.slices, l, seed, cfg.bias, cfg.attention),
           make_ffn_params<T>(cfg.width, cfg.hidden, cfg.slices, l, seed + 10, cfg.act, cfg.bias),
           make_layer_norm_params<T>(cfg.width, cfg.slices, cfg.norm, cfg.eps),
           make_layer_norm_params<T>(cfg.width, cfg.slices, cfg.norm, cfg.eps)};
@@ -89,21 +89,23 @@ void encoder_layer_forward(const encoder_params<T, L>& prm, const tensor3<T>& x,
                            const attention_mask& mask, tensor3<T>& out, encoder_saved<T>& saved,
                            encoder_workspace<T>& ws) {
   const auto& cfg = prm.config;
-  const L& l = prm.transform();
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
   TPROD_EXPECTS(x.n() == cfg.width && x.p() == cfg.slices,
                 "nn::encoder_layer_forward: input " + x.shape() + " does not match the layer (rows x " +
                     std::to_string(cfg.width) + " x " + std::to_string(cfg.slices) + ")");
   saved.batch = batch;
   const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;
-  if (in_transform) detail::to_transform(l, x, ws.s0);
+  if (in_transform) tm.forward(x, ws.s0);
   const tensor3<T>& s0 = in_transform ? ws.s0 : x;
-  detail::residual_forward(cfg, l, prm.ln1, s0, ws.s1, saved.r1, ws.res, [&](const tensor3<T>& in, tensor3<T>& o) {
-    detail::attention_hat_forward(prm.attn, in, nullptr, batch, mask, saved.attn, o);
+  detail::residual_forward(cfg, tm, prm.ln1, s0, ws.s1, saved.r1, ws.res, [&](const tensor3<T>& in, tensor3<T>& o) {
+    detail::attention_hat_forward(detail::weights_of(prm.attn), tm, in, nullptr, batch, mask, saved.attn, o);
   });
   tensor3<T>& s2 = in_transform ? ws.s0 : out;  // s0 is free again once the first sublayer is done
-  detail::residual_forward(cfg, l, prm.ln2, std::as_const(ws.s1), s2, saved.r2, ws.res,
-                           [&](const tensor3<T>& in, tensor3<T>& o) { detail::ffn_hat_forward(prm.ffn, in, saved.ffn, o); });
-  if (in_transform) detail::from_transform(l, ws.s0, out);
+  detail::residual_forward(cfg, tm, prm.ln2, std::as_const(ws.s1), s2, saved.r2, ws.res,
+                           [&](const tensor3<T>& in, tensor3<T>& o) {
+                             detail::ffn_hat_forward(detail::weights_of(prm.ffn), in, saved.ffn, o);
+                           });
+  if (in_transform) tm.inverse(ws.s0, out);
 }
 
 template <std::floating_point T, real_transform<T> L>
@@ -120,24 +122,25 @@ template <std::floating_point T, real_transform<T> L>
 void encoder_layer_backward(const encoder_params<T, L>& prm, const encoder_saved<T>& saved, const tensor3<T>& d_out,
                             encoder_grads<T, L>& g, encoder_workspace<T>& ws) {
   const auto& cfg = prm.config;
-  const L& l = prm.transform();
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
   TPROD_EXPECTS(d_out.n() == cfg.width && d_out.p() == cfg.slices && d_out.m() == saved.r1.f_in_hat.m(),
                 "nn::encoder_layer_backward: gradient " + d_out.shape() + " does not match the layer output");
   const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;
-  if (in_transform) detail::inverse_transform_adjoint(l, d_out, ws.ds0);
+  if (in_transform) tm.inverse_adjoint(d_out, ws.ds0);
   const tensor3<T>& ds2 = in_transform ? ws.ds0 : d_out;
-  detail::residual_backward(cfg, l, prm.ln2, saved.r2, ds2, ws.ds1, g.d_params.ln2, ws.res,
+  detail::residual_backward(cfg, tm, prm.ln2, saved.r2, ds2, ws.ds1, g.d_params.ln2, ws.res,
                             [&](const tensor3<T>& dy, tensor3<T>& dx) {
-                              detail::ffn_hat_backward(prm.ffn, saved.r2.f_in_hat, saved.ffn, dy, ws.ffn, dx, false,
-                                                       g.d_params.ffn);
+                              detail::ffn_hat_backward(detail::weights_of(prm.ffn), saved.r2.f_in_hat, saved.ffn, dy,
+                                                       ws.ffn, dx, false, detail::grads_of(g.d_params.ffn));
                             });
   tensor3<T>& ds0 = in_transform ? ws.ds0 : g.d_input;
-  detail::residual_backward(cfg, l, prm.ln1, saved.r1, std::as_const(ws.ds1), ds0, g.d_params.ln1, ws.res,
+  detail::residual_backward(cfg, tm, prm.ln1, saved.r1, std::as_const(ws.ds1), ds0, g.d_params.ln1, ws.res,
                             [&](const tensor3<T>& dy, tensor3<T>& dx) {
-                              detail::attention_hat_backward(prm.attn, saved.r1.f_in_hat, nullptr, saved.attn, dy,
-                                                             ws.attn, dx, nullptr, g.d_params.attn);
+                              detail::attention_hat_backward(detail::weights_of(prm.attn), tm, saved.r1.f_in_hat,
+                                                             nullptr, saved.attn, dy, ws.attn, dx, nullptr,
+                                                             detail::grads_of(g.d_params.attn));
                             });
-  if (in_transform) detail::transform_adjoint(l, ws.ds0, g.d_input);
+  if (in_transform) tm.adjoint(ws.ds0, g.d_input);
 }
 
 template <std::floating_point T, real_transform<T> L>

@@ -28,7 +28,8 @@ struct ffn_params {
   std::size_t hidden() const { return w1.n(); }
   std::size_t slices() const { return w1.p(); }
   bool has_bias() const { return b1.m() == 1; }
-  template <class F> void for_each(F&& f) {
+  template <class F>
+  void for_each(F&& f) {
     f("w1", w1.data());
     if (has_bias()) f("b1", b1.data());
     f("w2", w2.data());
@@ -58,9 +59,9 @@ namespace detail {
 
 template <class T>
 struct ffn_cache {
-  tensor3<T> h;  ///< Ĥ, pre-activation, r×d_ff,s×p
-  tensor3<T> g;  ///< Ĝ = σ(Ĥ)
-  std::size_t bytes() const { return bytes_of(h) + bytes_of(g); }
+  tensor3<T> dact;  ///< σ'(Ĥ), r×d_ff,s×p (the backward pass needs only the derivative of the activation)
+  tensor3<T> g;     ///< Ĝ = σ(Ĥ)
+  std::size_t bytes() const { return bytes_of(dact) + bytes_of(g); }
 };
 
 template <class T>
@@ -69,25 +70,49 @@ struct ffn_workspace {
   std::size_t bytes() const { return bytes_of(dy_hat) + bytes_of(dg) + bytes_of(dx_hat); }
 };
 
+/// The tensors of ffn_params without their transform type.
+template <class T>
+struct ffn_weights {
+  activation act;
+  const tensor3<T>& w1;
+  const tensor3<T>& b1;
+  const tensor3<T>& w2;
+  const tensor3<T>& b2;
+};
+template <class T>
+struct ffn_weight_grads {
+  tensor3<T>& w1;
+  tensor3<T>& b1;
+  tensor3<T>& w2;
+  tensor3<T>& b2;
+};
 template <class T, class L>
-void ffn_hat_forward(const ffn_params<T, L>& prm, const tensor3<T>& x_hat, ffn_cache<T>& c, tensor3<T>& y_hat) {
-  TPROD_EXPECTS(x_hat.n() == prm.width() && x_hat.p() == prm.slices(),
-                "nn::ffn_forward: input " + x_hat.shape() + " does not match the weight " + prm.w1.shape());
-  slice_linear_forward(x_hat, prm.w1.data(), prm.b1.data(), 0, prm.hidden(), c.h);
-  activation_forward(prm.act, c.h, c.g);
-  slice_linear_forward(c.g, prm.w2.data(), prm.b2.data(), 0, prm.width(), y_hat);
+ffn_weights<T> weights_of(const ffn_params<T, L>& p) {
+  return {p.act, p.w1.data(), p.b1.data(), p.w2.data(), p.b2.data()};
+}
+template <class T, class L>
+ffn_weight_grads<T> grads_of(ffn_params<T, L>& g) {
+  return {g.w1.data(), g.b1.data(), g.w2.data(), g.b2.data()};
+}
+
+template <class T>
+void ffn_hat_forward(const ffn_weights<T>& w, const tensor3<T>& x_hat, ffn_cache<T>& c, tensor3<T>& y_hat) {
+  TPROD_EXPECTS(x_hat.n() == w.w1.m() && x_hat.p() == w.w1.p(),
+                "nn::ffn_forward: input " + x_hat.shape() + " does not match the weight " + w.w1.shape());
+  slice_linear_forward(x_hat, w.w1, w.b1, 0, w.w1.n(), c.dact);
+  activation_forward_keep_derivative(w.act, c.dact, c.g);
+  slice_linear_forward(c.g, w.w2, w.b2, 0, w.w2.n(), y_hat);
 }
 
 /// dX̂ assigned (or added when `accumulate`), parameter gradients assigned into g.
-template <class T, class L>
-void ffn_hat_backward(const ffn_params<T, L>& prm, const tensor3<T>& x_hat, const ffn_cache<T>& c,
-                      const tensor3<T>& dy_hat, ffn_workspace<T>& ws, tensor3<T>& dx_hat, bool accumulate,
-                      ffn_params<T, L>& g) {
-  TPROD_EXPECTS(dy_hat.m() == x_hat.m() && dy_hat.n() == prm.width() && dy_hat.p() == prm.slices(),
+template <class T>
+void ffn_hat_backward(const ffn_weights<T>& w, const tensor3<T>& x_hat, const ffn_cache<T>& c, const tensor3<T>& dy_hat,
+                      ffn_workspace<T>& ws, tensor3<T>& dx_hat, bool accumulate, const ffn_weight_grads<T>& g) {
+  TPROD_EXPECTS(dy_hat.m() == x_hat.m() && dy_hat.n() == w.w2.n() && dy_hat.p() == w.w2.p(),
                 "nn::ffn_backward: gradient " + dy_hat.shape() + " does not match the output " + x_hat.shape());
-  slice_linear_backward(c.g, prm.w2.data(), dy_hat, 0, &ws.dg, false, g.w2.data(), g.b2.data());
-  activation_backward(prm.act, c.h, ws.dg, ws.dg);
-  slice_linear_backward(x_hat, prm.w1.data(), ws.dg, 0, &dx_hat, accumulate, g.w1.data(), g.b1.data());
+  slice_linear_backward(c.g, w.w2, dy_hat, 0, &ws.dg, false, g.w2, g.b2);
+  ws.dg.elements().array() *= c.dact.elements().array();  // dĤ = dĜ ⊙ σ'(Ĥ)
+  slice_linear_backward(x_hat, w.w1, ws.dg, 0, &dx_hat, accumulate, g.w1, g.b1);
 }
 
 }  // namespace detail
@@ -110,9 +135,10 @@ struct ffn_grads {
 template <std::floating_point T, real_transform<T> L>
 void ffn_forward(const ffn_params<T, L>& prm, const tensor3<T>& x, tensor3<T>& out, ffn_saved<T>& saved) {
   tensor3<T> y_hat;
-  detail::to_transform(prm.transform(), x, saved.x_hat);
-  detail::ffn_hat_forward(prm, saved.x_hat, saved.cache, y_hat);
-  detail::from_transform(prm.transform(), y_hat, out);
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  tm.forward(x, saved.x_hat);
+  detail::ffn_hat_forward(detail::weights_of(prm), saved.x_hat, saved.cache, y_hat);
+  tm.inverse(y_hat, out);
 }
 
 template <std::floating_point T, real_transform<T> L>
@@ -128,9 +154,11 @@ template <std::floating_point T, real_transform<T> L>
 ffn_grads<T, L> ffn_backward(const ffn_params<T, L>& prm, const ffn_saved<T>& saved, const tensor3<T>& d_out) {
   ffn_grads<T, L> g{tensor3<T>(), zeros_like(prm)};
   detail::ffn_workspace<T> ws;
-  detail::inverse_transform_adjoint(prm.transform(), d_out, ws.dy_hat);
-  detail::ffn_hat_backward(prm, saved.x_hat, saved.cache, ws.dy_hat, ws, ws.dx_hat, false, g.d_params);
-  detail::transform_adjoint(prm.transform(), ws.dx_hat, g.d_input);
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  tm.inverse_adjoint(d_out, ws.dy_hat);
+  detail::ffn_hat_backward(detail::weights_of(prm), saved.x_hat, saved.cache, ws.dy_hat, ws, ws.dx_hat, false,
+                           detail::grads_of(g.d_params));
+  tm.adjoint(ws.dx_hat, g.d_input);
   return g;
 }
 

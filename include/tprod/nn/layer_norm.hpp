@@ -33,7 +33,8 @@ struct layer_norm_params {
 
   std::size_t width() const { return gamma.n(); }
   std::size_t slices() const { return gamma.p(); }
-  template <class F> void for_each(F&& f) {
+  template <class F>
+  void for_each(F&& f) {
     f("gamma", gamma);
     f("beta", beta);
   }

@@ -47,7 +47,8 @@ struct linear_params {
   bool has_bias() const { return bias.m() == 1; }
 
   /// @brief Visits the trainable tensors (the transform-domain data).
-  template <class F> void for_each(F&& f) {
+  template <class F>
+  void for_each(F&& f) {
     f("weight", weight.data());
     if (has_bias()) f("bias", bias.data());
   }
@@ -56,10 +57,10 @@ struct linear_params {
 /// @brief Ŵ, B̂ with entries uniform in [−1/√n, 1/√n] (PyTorch's default for a width-n input).
 /// @throws shape_error when a width or p is zero, or L cannot act on length-p tubes.
 template <std::floating_point T, real_transform<T> L>
-linear_params<T, L> make_linear_params(std::size_t n, std::size_t q, std::size_t p, const L& l,
-                                       std::uint64_t seed, bool bias = true) {
-  TPROD_EXPECTS(n > 0 && q > 0 && p > 0, "nn::make_linear_params: shape " + detail::dims(n, q, p) +
-                                             " must have positive sizes");
+linear_params<T, L> make_linear_params(std::size_t n, std::size_t q, std::size_t p, const L& l, std::uint64_t seed,
+                                       bool bias = true) {
+  TPROD_EXPECTS(n > 0 && q > 0 && p > 0,
+                "nn::make_linear_params: shape " + detail::dims(n, q, p) + " must have positive sizes");
   const T a = T(1) / std::sqrt(T(n));
   return {random_transformed<T>(n, q, p, l, a, seed), random_transformed<T>(bias ? 1 : 0, q, p, l, a, seed + 1)};
 }
@@ -97,8 +98,7 @@ void check_linear_input(const linear_params<T, L>& prm, const tensor3<T>& x, con
 /// when the shapes repeat).
 /// @throws shape_error when 𝒳 is not r×n×p for the weight's n and p.
 template <std::floating_point T, real_transform<T> L>
-void linear_forward(const linear_params<T, L>& prm, const tensor3<T>& x, tensor3<T>& out,
-                    linear_saved<T>& saved) {
+void linear_forward(const linear_params<T, L>& prm, const tensor3<T>& x, tensor3<T>& out, linear_saved<T>& saved) {
   detail::check_linear_input(prm, x, "nn::linear_forward");
   tensor3<T> y_hat;
   detail::to_transform(prm.transform(), x, saved.x_hat);

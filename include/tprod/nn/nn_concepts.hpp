@@ -17,8 +17,7 @@ namespace tprod::nn {
 /// @brief A transform the layers accept for scalar T: real-valued slices in the transform domain.
 template <class L, class T>
 concept real_transform = std::floating_point<T> && transform_policy<L> &&
-                         std::same_as<typename L::template domain_scalar<T>, T> &&
-                         std::same_as<typename L::template original_scalar<T>, T>;
+    std::same_as<typename L::template domain_scalar<T>, T> && std::same_as<typename L::template original_scalar<T>, T>;
 
 /// @brief A parameter set: a struct whose `for_each(f)` calls `f(name, tensor3<T>&)` on every trainable
 /// tensor, in a fixed order (so a parameter set and its gradient of the same type visit matching tensors).

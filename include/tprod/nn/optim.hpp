@@ -76,9 +76,9 @@ class adamw {
     for (std::size_t i = 0; i < m_.size(); ++i) {
       tensor3<T>& p = *params.tensors[i];
       const tensor3<T>& g = *grads.tensors[i];
-      TPROD_EXPECTS(p.size() == g.size() && p.size() == m_[i].size(),
-                    "nn::adamw::step: tensor " + params.names[i] + " is " + p.shape() + " but its gradient is " +
-                        g.shape());
+      TPROD_EXPECTS(
+          p.size() == g.size() && p.size() == m_[i].size(),
+          "nn::adamw::step: tensor " + params.names[i] + " is " + p.shape() + " but its gradient is " + g.shape());
       auto m = m_[i].elements().array();
       auto v = v_[i].elements().array();
       const auto ga = g.elements().array();

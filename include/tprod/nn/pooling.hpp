@@ -15,13 +15,12 @@ namespace tprod::nn {
 namespace detail {
 inline std::size_t pool_length(std::size_t rows, std::size_t batch, const std::vector<std::size_t>& lengths,
                                const char* who) {
-  TPROD_EXPECTS(batch > 0 && rows % batch == 0 && rows > 0,
-                std::string(who) + ": " + std::to_string(rows) + " rows are not whole sequences of a batch of " +
-                    std::to_string(batch));
+  TPROD_EXPECTS(batch > 0 && rows % batch == 0 && rows > 0, std::string(who) + ": " + std::to_string(rows) +
+                                                                " rows are not whole sequences of a batch of " +
+                                                                std::to_string(batch));
   const std::size_t len = rows / batch;
-  TPROD_EXPECTS(lengths.empty() || lengths.size() == batch,
-                std::string(who) + ": " + std::to_string(lengths.size()) + " lengths for a batch of " +
-                    std::to_string(batch));
+  TPROD_EXPECTS(lengths.empty() || lengths.size() == batch, std::string(who) + ": " + std::to_string(lengths.size()) +
+                                                                " lengths for a batch of " + std::to_string(batch));
   for (std::size_t b = 0; b < lengths.size(); ++b)
     TPROD_EXPECTS(lengths[b] >= 1 && lengths[b] <= len, std::string(who) + ": length " + std::to_string(lengths[b]) +
                                                             " of sequence " + std::to_string(b) + " is outside 1.." +

@@ -28,10 +28,18 @@ inline std::vector<double> alphas(alpha_strategy s, std::size_t p) {
   for (std::size_t i = 0; i < p; ++i) {
     const double k = double(i + 1);
     switch (s) {
-      case alpha_strategy::standard: a[i] = 1.0; break;
-      case alpha_strategy::linear: a[i] = k / double(p); break;
-      case alpha_strategy::exponential: a[i] = p == 1 ? 1.0 : std::exp2((k - 1) / double(p - 1)); break;
-      case alpha_strategy::harmonic: a[i] = k; break;
+      case alpha_strategy::standard:
+        a[i] = 1.0;
+        break;
+      case alpha_strategy::linear:
+        a[i] = k / double(p);
+        break;
+      case alpha_strategy::exponential:
+        a[i] = p == 1 ? 1.0 : std::exp2((k - 1) / double(p - 1));
+        break;
+      case alpha_strategy::harmonic:
+        a[i] = k;
+        break;
     }
   }
   return a;
@@ -50,8 +58,8 @@ template <std::floating_point T>
 tensor3<T> positional_encoding(std::size_t length, std::size_t ds, const std::vector<double>& alpha,
                                std::size_t first_position = 1) {
   TPROD_EXPECTS(length > 0 && ds > 0 && !alpha.empty(),
-                "nn::positional_encoding: T = " + std::to_string(length) + ", d_s = " + std::to_string(ds) +
-                    ", " + std::to_string(alpha.size()) + " scales (all must be positive)");
+                "nn::positional_encoding: T = " + std::to_string(length) + ", d_s = " + std::to_string(ds) + ", " +
+                    std::to_string(alpha.size()) + " scales (all must be positive)");
   tensor3<T> pe(length, ds, alpha.size());
   for (std::size_t k = 0; k < alpha.size(); ++k)
     for (std::size_t j = 0; j < ds; ++j) {
@@ -77,7 +85,8 @@ struct sinusoidal_positional_params {
     for (std::size_t k = 0; k < a.size(); ++k) a[k] = double(alpha(0, 0, k));
     return a;
   }
-  template <class F> void for_each(F&& f) {
+  template <class F>
+  void for_each(F&& f) {
     if (learnable) f("alpha", alpha);
   }
 };
@@ -96,7 +105,10 @@ sinusoidal_positional_params<T> make_sinusoidal_positional(std::size_t p, alpha_
 template <std::floating_point T>
 struct learned_positional_params {
   tensor3<T> table;
-  template <class F> void for_each(F&& f) { f("table", table); }
+  template <class F>
+  void for_each(F&& f) {
+    f("table", table);
+  }
 };
 
 /// @brief 𝒫_learn with entries uniform in [−scale, scale].
@@ -123,8 +135,8 @@ void add_per_sequence(const tensor3<T>& x, const tensor3<T>& pe, std::size_t bat
   const auto len = Eigen::Index(pe.m());
   for (std::size_t k = 0; k < x.p(); ++k)
     for (std::size_t b = 0; b < batch; ++b)
-      out.slice(k).middleRows(Eigen::Index(b) * len, len) = x.slice(k).middleRows(Eigen::Index(b) * len, len) +
-                                                            pe.slice(k);
+      out.slice(k).middleRows(Eigen::Index(b) * len, len) =
+          x.slice(k).middleRows(Eigen::Index(b) * len, len) + pe.slice(k);
 }
 }  // namespace detail
 
@@ -141,8 +153,8 @@ tensor3<T> positional_forward(const sinusoidal_positional_params<T>& prm, const 
 /// @brief Backward: d𝒳 = d𝒴 (returned by the caller unchanged) and, when learnable,
 /// dα_k = Σ_{b,t,j} d𝒴(b·T+t, j, k)·∂𝒫(t,j,k)/∂α_k with ∂sin(tωα)/∂α = tω·cos(tωα), ∂cos(tωα)/∂α = −tω·sin(tωα).
 template <std::floating_point T>
-sinusoidal_positional_params<T> positional_backward(const sinusoidal_positional_params<T>& prm,
-                                                    const tensor3<T>& d_out, std::size_t batch) {
+sinusoidal_positional_params<T> positional_backward(const sinusoidal_positional_params<T>& prm, const tensor3<T>& d_out,
+                                                    std::size_t batch) {
   const std::size_t len = detail::check_positional(d_out, batch, d_out.n(), prm.slices(), "nn::positional_backward");
   sinusoidal_positional_params<T> g{tensor3<T>(1, 1, prm.slices()), prm.learnable, prm.first_position};
   if (!prm.learnable) return g;

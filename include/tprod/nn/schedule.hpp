@@ -54,9 +54,9 @@ struct cosine_schedule {
 
   /// @throws shape_error when total_steps = 0 or warmup_steps ≥ total_steps.
   double operator()(std::size_t step) const {
-    TPROD_EXPECTS(total_steps > 0 && warmup_steps < total_steps,
-                  "nn::cosine_schedule: total_steps " + std::to_string(total_steps) + ", warmup_steps " +
-                      std::to_string(warmup_steps));
+    TPROD_EXPECTS(total_steps > 0 && warmup_steps < total_steps, "nn::cosine_schedule: total_steps " +
+                                                                     std::to_string(total_steps) + ", warmup_steps " +
+                                                                     std::to_string(warmup_steps));
     return detail::warmup_cosine(step, total_steps, warmup_steps, 0.0, max_lr, min_lr);
   }
 };

@@ -46,11 +46,15 @@ detail::matrix<T> mat_p(const tensor3<T>& x, std::size_t d) {
 
 /// @brief Backward of Ten_p: dX = Mat_p(d𝒳) (the padding's gradient is dropped).
 template <std::floating_point T>
-detail::matrix<T> ten_p_backward(const tensor3<T>& d_out, std::size_t d) { return mat_p(d_out, d); }
+detail::matrix<T> ten_p_backward(const tensor3<T>& d_out, std::size_t d) {
+  return mat_p(d_out, d);
+}
 
 /// @brief Backward of Mat_p: d𝒳 = Ten_p(dX) (zero gradient on the padding).
 template <std::floating_point T>
-tensor3<T> mat_p_backward(const detail::matrix<T>& d_out, std::size_t p) { return ten_p(d_out, p); }
+tensor3<T> mat_p_backward(const detail::matrix<T>& d_out, std::size_t p) {
+  return ten_p(d_out, p);
+}
 
 /// @brief The r×(n·p)×1 tensor holding Mat_p(𝒳) for an r×n×p tensor (no padding involved): the input of a
 /// matrix layer (a p = 1 linear head) after a tensor encoder. Same memory layout, so this is a copy.

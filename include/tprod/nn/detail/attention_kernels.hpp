@@ -46,9 +46,9 @@ struct head_blocks {
   Eigen::Index ld;            // rows of a slice (B·T)
   Eigen::Index slice_stride;  // elements per slice
   Eigen::Index col0;          // first column of head 0
-  using map_t = Eigen::Map<std::conditional_t<std::is_const_v<E>, const matrix<std::remove_const_t<E>>,
-                                              matrix<std::remove_const_t<E>>>,
-                           0, Eigen::OuterStride<>>;
+  using map_t = Eigen::Map<
+      std::conditional_t<std::is_const_v<E>, const matrix<std::remove_const_t<E>>, matrix<std::remove_const_t<E>>>, 0,
+      Eigen::OuterStride<>>;
   map_t at(std::size_t k, std::size_t j, std::size_t b, std::size_t rows, std::size_t dh) const {
     return map_t(data + Eigen::Index(k) * slice_stride + (col0 + Eigen::Index(j * dh)) * ld + Eigen::Index(b * rows),
                  Eigen::Index(rows), Eigen::Index(dh), Eigen::OuterStride<>(ld));
@@ -102,9 +102,13 @@ void softmax_backward(const Eigen::Map<const matrix<T>>& pt, Eigen::Map<matrix<T
 }
 
 template <class T>
-Eigen::Map<matrix<T>> prob_block(tensor3<T>& probs, std::size_t f) { return probs.slice(f); }
+Eigen::Map<matrix<T>> prob_block(tensor3<T>& probs, std::size_t f) {
+  return probs.slice(f);
+}
 template <class T>
-Eigen::Map<const matrix<T>> prob_block(const tensor3<T>& probs, std::size_t f) { return probs.slice(f); }
+Eigen::Map<const matrix<T>> prob_block(const tensor3<T>& probs, std::size_t f) {
+  return probs.slice(f);
+}
 
 /// (T_k·T_q·h·B)×1×p view of a probability tensor: the layout on which L acts across slices.
 template <class E>
@@ -114,10 +118,10 @@ tensor3_view<E> slice_view(E* data, const attention_dims& d) {
 
 /// Forward: probs (T_k×T_q×blocks) = masked softmax(scale·K·Qᵀ), out = Pᵀ·V per block; for the t_softmax
 /// variant probs_hat = L(probs) across slices weights V instead.
-template <class T, class L>
+template <class T>
 void attention_scores_forward(const attention_dims& d, head_blocks<const T> q, head_blocks<const T> k,
                               head_blocks<const T> v, const attention_mask& mask, attention_variant variant,
-                              const L& l, tensor3<T>& probs, tensor3<T>& probs_hat, head_blocks<T> out) {
+                              const tube_maps<T>& tm, tensor3<T>& probs, tensor3<T>& probs_hat, head_blocks<T> out) {
   const T scale = T(1) / std::sqrt(T(d.dh));
   ensure_shape(probs, d.tk, d.tq, d.blocks());
   const std::size_t hb = d.heads * d.batch;
@@ -134,18 +138,18 @@ void attention_scores_forward(const attention_dims& d, head_blocks<const T> q, h
     return;
   }
   ensure_shape_like(probs_hat, probs);
-  to_transform<T>(l, slice_view<const T>(probs.data(), d), slice_view<T>(probs_hat.data(), d));
+  tm.forward(slice_view<const T>(probs.data(), d), slice_view<T>(probs_hat.data(), d));
   for (std::size_t f = 0; f < d.blocks(); ++f) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
-    out.at(s, j, b, d.tq, d.dh).noalias() = prob_block(std::as_const(probs_hat), f).transpose() *
-                                            v.at(s, j, b, d.tk, d.dh);
+    out.at(s, j, b, d.tq, d.dh).noalias() =
+        prob_block(std::as_const(probs_hat), f).transpose() * v.at(s, j, b, d.tk, d.dh);
   }
 }
 
 /// Backward of attention_scores_forward: dQ, dK, dV (assigned) from dO. `dp` and `dp_hat` are workspace.
-template <class T, class L>
+template <class T>
 void attention_scores_backward(const attention_dims& d, head_blocks<const T> q, head_blocks<const T> k,
-                               head_blocks<const T> v, attention_variant variant, const L& l,
+                               head_blocks<const T> v, attention_variant variant, const tube_maps<T>& tm,
                                const tensor3<T>& probs, const tensor3<T>& probs_hat, head_blocks<const T> d_out,
                                head_blocks<T> dq, head_blocks<T> dk, head_blocks<T> dv, tensor3<T>& dp,
                                tensor3<T>& dp_hat) {
@@ -181,7 +185,7 @@ void attention_scores_backward(const attention_dims& d, head_blocks<const T> q, 
     dv.at(s, j, b, d.tk, d.dh).noalias() = prob_block(probs_hat, f) * dob;
     prob_block(dp_hat, f).noalias() = v.at(s, j, b, d.tk, d.dh) * dob.transpose();
   }
-  transform_adjoint<T>(l, slice_view<const T>(dp_hat.data(), d), slice_view<T>(dp.data(), d));
+  tm.adjoint(slice_view<const T>(dp_hat.data(), d), slice_view<T>(dp.data(), d));
   for (std::size_t f = 0; f < d.blocks(); ++f) {
     softmax_backward<T>(prob_block(probs, f), prob_block(dp, f), scale);
     grads_qk(f, prob_block(dp, f));

@@ -13,11 +13,15 @@
 
 namespace tprod::nn::detail {
 
-template <class T> using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
-template <class T> using vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+template <class T>
+using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+template <class T>
+using vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 /// A column-major block with an outer stride: a head's rows/columns inside a slice.
-template <class T> using block_map = Eigen::Map<matrix<T>, 0, Eigen::OuterStride<>>;
-template <class T> using const_block_map = Eigen::Map<const matrix<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using block_map = Eigen::Map<matrix<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using const_block_map = Eigen::Map<const matrix<T>, 0, Eigen::OuterStride<>>;
 
 /// @brief Gives t the shape m×n×p, keeping its storage (and contents) when it already has that shape, so
 /// that layers called again on same-sized batches allocate nothing.
@@ -26,10 +30,14 @@ void ensure_shape(tensor3<T>& t, std::size_t m, std::size_t n, std::size_t p) {
   if (t.m() != m || t.n() != n || t.p() != p) t = tensor3<T>(m, n, p);
 }
 template <class T>
-void ensure_shape_like(tensor3<T>& t, const tensor3<T>& like) { ensure_shape(t, like.m(), like.n(), like.p()); }
+void ensure_shape_like(tensor3<T>& t, const tensor3<T>& like) {
+  ensure_shape(t, like.m(), like.n(), like.p());
+}
 
 template <class T>
-std::size_t bytes_of(const tensor3<T>& t) { return t.size() * sizeof(T); }
+std::size_t bytes_of(const tensor3<T>& t) {
+  return t.size() * sizeof(T);
+}
 
 inline std::string dims(std::size_t m, std::size_t n, std::size_t p) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(p);
@@ -105,9 +113,56 @@ void inverse_transform_adjoint(const L& l, const tensor3<T>& in, tensor3<T>& out
   inverse_transform_adjoint<T>(l, in.view(), out.view());
 }
 
+/// @brief The four tube maps of a transform (L, L⁻¹ and their adjoints) behind function pointers, so that the
+/// layers' kernels are compiled once per scalar type rather than once per (scalar, transform) pair.
+/// Holds a pointer to the policy: it must outlive the tube_maps.
+template <class T>
+struct tube_maps {
+  using view = tensor3_view<T>;
+  using cview = tensor3_view<const T>;
+  using fn = void (*)(const void*, cview, view);
+  const void* policy;
+  fn forward_, inverse_, adjoint_, inverse_adjoint_;
+
+  void forward(cview in, view out) const { forward_(policy, in, out); }                  ///< ×₃ Z
+  void inverse(cview in, view out) const { inverse_(policy, in, out); }                  ///< ×₃ Z⁻¹
+  void adjoint(cview in, view out) const { adjoint_(policy, in, out); }                  ///< ×₃ Zᵀ
+  void inverse_adjoint(cview in, view out) const { inverse_adjoint_(policy, in, out); }  ///< ×₃ Z⁻ᵀ
+
+  // Whole-tensor forms, shaping `out` like `in`.
+  void forward(const tensor3<T>& in, tensor3<T>& out) const {
+    ensure_shape_like(out, in);
+    forward(in.view(), out.view());
+  }
+  void inverse(const tensor3<T>& in, tensor3<T>& out) const {
+    ensure_shape_like(out, in);
+    inverse(in.view(), out.view());
+  }
+  void adjoint(const tensor3<T>& in, tensor3<T>& out) const {
+    ensure_shape_like(out, in);
+    adjoint(in.view(), out.view());
+  }
+  void inverse_adjoint(const tensor3<T>& in, tensor3<T>& out) const {
+    ensure_shape_like(out, in);
+    inverse_adjoint(in.view(), out.view());
+  }
+};
+
+template <class T, class L>
+tube_maps<T> tube_maps_of(const L& l) {
+  using cview = tensor3_view<const T>;
+  using view = tensor3_view<T>;
+  return {&l, [](const void* p, cview in, view out) { to_transform<T>(*static_cast<const L*>(p), in, out); },
+          [](const void* p, cview in, view out) { from_transform<T>(*static_cast<const L*>(p), in, out); },
+          [](const void* p, cview in, view out) { transform_adjoint<T>(*static_cast<const L*>(p), in, out); },
+          [](const void* p, cview in, view out) { inverse_transform_adjoint<T>(*static_cast<const L*>(p), in, out); }};
+}
+
 /// @brief a += b elementwise (same shapes).
 template <class T>
-void add_into(tensor3<T>& a, const tensor3<T>& b) { a.elements() += b.elements(); }
+void add_into(tensor3<T>& a, const tensor3<T>& b) {
+  a.elements() += b.elements();
+}
 
 /// @brief out = a + b elementwise.
 template <class T>

@@ -7,6 +7,9 @@
 /// in the transform domain, while an original-domain one needs L before and L⁻¹ after every F (M below):
 ///   pre:  s' = s + M⁻¹(F(M(LN(s))))        post: s' = LN(s + M⁻¹(F(M(s))))
 /// with M = L for the original-domain LayerNorm and M = identity for the transform-domain one.
+#include <functional>
+#include <type_traits>
+
 #include "tprod/nn/layer_config.hpp"
 #include "tprod/nn/layer_norm.hpp"
 
@@ -27,21 +30,26 @@ struct residual_workspace {
   std::size_t bytes() const { return bytes_of(a) + bytes_of(b); }
 };
 
+/// A transform-domain sublayer (forward: input → output; backward: output gradient → input gradient).
+template <class T>
+using sublayer_fn = std::function<void(const tensor3<T>&, tensor3<T>&)>;
+
 /// s_out = residual sublayer(s_in); `f(in_hat, out_hat)` runs the transform-domain sublayer.
-template <class T, class L, class F>
-void residual_forward(const layer_config& cfg, const L& l, const layer_norm_params<T>& ln, const tensor3<T>& s_in,
-                      tensor3<T>& s_out, residual_saved<T>& sv, residual_workspace<T>& ws, F&& f) {
+template <class T>
+void residual_forward(const layer_config& cfg, const tube_maps<T>& tm, const layer_norm_params<T>& ln,
+                      const tensor3<T>& s_in, tensor3<T>& s_out, residual_saved<T>& sv, residual_workspace<T>& ws,
+                      const std::type_identity_t<sublayer_fn<T>>& f) {
   const bool orig = cfg.norm == layer_norm_kind::original_domain;
   if (cfg.placement == norm_placement::pre) {
     if (orig) {
       layer_norm_forward(ln, s_in, ws.a, sv.ln);
-      to_transform(l, ws.a, sv.f_in_hat);
+      tm.forward(ws.a, sv.f_in_hat);
     } else {
       layer_norm_forward(ln, s_in, sv.f_in_hat, sv.ln);
     }
     f(std::as_const(sv.f_in_hat), ws.b);
     if (orig) {
-      from_transform(l, ws.b, ws.a);
+      tm.inverse(ws.b, ws.a);
       add_to(s_in, ws.a, s_out);
     } else {
       add_to(s_in, ws.b, s_out);
@@ -49,14 +57,14 @@ void residual_forward(const layer_config& cfg, const L& l, const layer_norm_para
     return;
   }
   if (orig) {
-    to_transform(l, s_in, sv.f_in_hat);
+    tm.forward(s_in, sv.f_in_hat);
   } else {
     ensure_shape_like(sv.f_in_hat, s_in);
     sv.f_in_hat.elements() = s_in.elements();
   }
   f(std::as_const(sv.f_in_hat), ws.b);
   if (orig) {
-    from_transform(l, ws.b, ws.a);
+    tm.inverse(ws.b, ws.a);
     ws.a.elements() += s_in.elements();
   } else {
     add_to(s_in, ws.b, ws.a);
@@ -66,16 +74,17 @@ void residual_forward(const layer_config& cfg, const L& l, const layer_norm_para
 
 /// ds_in from ds_out; `fb(d_out_hat, d_in_hat)` runs the sublayer's backward (assigning d_in_hat and its
 /// parameter gradients); the LayerNorm's gradients go to d_ln. ds_in must not alias ds_out.
-template <class T, class L, class FB>
-void residual_backward(const layer_config& cfg, const L& l, const layer_norm_params<T>& ln,
+template <class T>
+void residual_backward(const layer_config& cfg, const tube_maps<T>& tm, const layer_norm_params<T>& ln,
                        const residual_saved<T>& sv, const tensor3<T>& ds_out, tensor3<T>& ds_in,
-                       layer_norm_params<T>& d_ln, residual_workspace<T>& ws, FB&& fb) {
+                       layer_norm_params<T>& d_ln, residual_workspace<T>& ws,
+                       const std::type_identity_t<sublayer_fn<T>>& fb) {
   const bool orig = cfg.norm == layer_norm_kind::original_domain;
   if (cfg.placement == norm_placement::pre) {
     if (orig) {
-      inverse_transform_adjoint(l, ds_out, ws.a);
+      tm.inverse_adjoint(ds_out, ws.a);
       fb(std::as_const(ws.a), ws.b);
-      transform_adjoint(l, ws.b, ws.a);
+      tm.adjoint(ws.b, ws.a);
       layer_norm_backward(ln, sv.ln, ws.a, ds_in, d_ln);
     } else {
       fb(ds_out, ws.b);
@@ -87,9 +96,9 @@ void residual_backward(const layer_config& cfg, const L& l, const layer_norm_par
   // post: ds_in = dr + M-adjoint(F-backward(dr)), dr = LN-backward(ds_out)
   layer_norm_backward(ln, sv.ln, ds_out, ds_in, d_ln);
   if (orig) {
-    inverse_transform_adjoint(l, ds_in, ws.a);
+    tm.inverse_adjoint(ds_in, ws.a);
     fb(std::as_const(ws.a), ws.b);
-    transform_adjoint(l, ws.b, ws.a);
+    tm.adjoint(ws.b, ws.a);
     ds_in.elements() += ws.a.elements();
   } else {
     fb(std::as_const(ds_in), ws.b);

@@ -9,8 +9,8 @@ namespace tprod::nn::detail {
 /// @brief Y_k = X_k · W_k[:, c0 : c0+q] (+ b_k[c0 : c0+q] on every row) for every slice k.
 /// `b` is either 1×(≥c0+q)×p or empty (no bias).
 template <class T>
-void slice_linear_forward(const tensor3<T>& x, const tensor3<T>& w, const tensor3<T>& b, std::size_t c0,
-                          std::size_t q, tensor3<T>& y) {
+void slice_linear_forward(const tensor3<T>& x, const tensor3<T>& w, const tensor3<T>& b, std::size_t c0, std::size_t q,
+                          tensor3<T>& y) {
   const std::size_t p = x.p();
   ensure_shape(y, x.m(), q, p);
   for (std::size_t k = 0; k < p; ++k) {
