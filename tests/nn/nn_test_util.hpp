@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "nn_kernels.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/nn/attention.hpp"
 #include "tprod/transform/dct.hpp"

@@ -24,10 +24,11 @@ template <class T>
 using const_block_map = Eigen::Map<const matrix<T>, 0, Eigen::OuterStride<>>;
 
 /// @brief Gives t the shape m×n×p, keeping its storage (and contents) when it already has that shape, so
-/// that layers called again on same-sized batches allocate nothing.
+/// that layers called again on same-sized batches allocate nothing. A new tensor is left uninitialized: every
+/// caller overwrites all of it.
 template <class T>
 void ensure_shape(tensor3<T>& t, std::size_t m, std::size_t n, std::size_t p) {
-  if (t.m() != m || t.n() != n || t.p() != p) t = tensor3<T>(m, n, p);
+  if (t.m() != m || t.n() != n || t.p() != p) t = tensor3<T>(m, n, p, uninitialized);
 }
 template <class T>
 void ensure_shape_like(tensor3<T>& t, const tensor3<T>& like) {
