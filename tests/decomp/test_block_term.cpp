@@ -103,7 +103,8 @@ TEST_CASE_TEMPLATE("CP-ALS is the rank-(1,1,1) block-term ALS, on orders 3 and 4
   const auto cp = tprod::cp_als(x, 2, o);
   const auto btd = tprod::block_term_als(x, 2, {1, 1, 1, 1}, o);
   CHECK(rel_diff(cp.reconstruct(), btd.reconstruct()) <= tol<T>(100));
-  CHECK(cp.fit_history == btd.fit_history);
+  REQUIRE(cp.fit_history.size() == btd.fit_history.size());
+  for (std::size_t k = 0; k < cp.fit_history.size(); ++k) CHECK(cp.fit_history[k] == doctest::Approx(btd.fit_history[k]).epsilon(tol<T>(100)));
   // order 1: a vector is its own rank-one CP
   const ndtensor<T> v = tprod::random_ndtensor<T>({6}, 32);
   CHECK(tprod::cp_als(v, 1).relative_error <= tol<T>(10));
