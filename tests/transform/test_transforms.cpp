@@ -65,9 +65,9 @@ TEST_CASE_TEMPLATE("DFT of real data stores floor(p/2)+1 slices equal to numpy.f
   CHECK(std::abs(vh.slice(2)(0, 0) - std::complex<T>(-2, 0)) < 10 * epsilon_v<T>);
 }
 
-TEST_CASE_TEMPLATE("FFTW and GEMM paths agree for long tubes (automatic switches at fftw_min_tubes)", T,
+TEST_CASE_TEMPLATE("FFTW and GEMM paths agree for long tubes (automatic switches at the measured thresholds)", T,
                    TPROD_TEST_SCALARS) {
-  const std::size_t p = fftw_min_tubes + 3;
+  const std::size_t p = fftw_min_tubes_dft + 3;
   const auto a = random_tensor3<T>(2, 2, p, 3);
   for (auto path : {transform_path::automatic, transform_path::fftw}) {
     if (path == transform_path::fftw && !TPROD_HAS_FFTW) {

@@ -45,14 +45,14 @@ struct dct {
 
   /// @brief Â = A ×₃ Φ_p.
   template <scalar T> void forward(tensor3_view<const T> a, tensor3_view<T> ahat) const {
-    if (detail::use_fftw(path, a.p())) return fftw_pass<T>(a, ahat, true);
+    if (detail::use_fftw(path, a.p(), fftw_min_tubes_dct)) return fftw_pass<T>(a, ahat, true);
     // Â = A·Φᵀ: the GEMM's right factor is Φᵀ.
     detail::apply_along_tubes(a, *cached<T>("dct-forward", a.p(), [](auto phi) { return phi.transpose().eval(); }),
                               ahat);
   }
   /// @brief A = Â ×₃ Φ_pᵀ.
   template <scalar T> void inverse(tensor3_view<const T> ahat, tensor3_view<T> a) const {
-    if (detail::use_fftw(path, ahat.p())) return fftw_pass<T>(ahat, a, false);
+    if (detail::use_fftw(path, ahat.p(), fftw_min_tubes_dct)) return fftw_pass<T>(ahat, a, false);
     detail::apply_along_tubes(ahat, *cached<T>("dct-inverse", ahat.p(), [](auto phi) { return phi; }), a);
   }
 

@@ -52,7 +52,7 @@ struct dft {
   /// @brief Â = A ×₃ F_p (slices 0…⌊p/2⌋ only for real A).
   template <scalar T> void forward(tensor3_view<const T> a, tensor3_view<complex_t<T>> ahat) const {
     const std::size_t p = a.p(), q = stored_slices<T>(p);
-    if (detail::use_fftw(path, p)) return fftw_pass<T>(a.data(), ahat.data(), p, a.m() * a.n(), true);
+    if (detail::use_fftw(path, p, fftw_min_tubes_dft)) return fftw_pass<T>(a.data(), ahat.data(), p, a.m() * a.n(), true);
     // Â = A·F_pᵀ restricted to the stored columns; F_p is symmetric.
     auto f = detail::cached_matrix<complex_t<T>>(is_complex_v<T> ? "dft-forward" : "dft-forward-half", p, [&] {
       return matrix(p).leftCols(Eigen::Index(q)).template cast<complex_t<T>>().eval();
@@ -63,7 +63,7 @@ struct dft {
   /// @brief A = Â ×₃ F_pᴴ/p; from a half spectrum A_j = (1/p)·Σ_{k≤p/2} w_k·Re(Â_k e^{2πi·jk/p}).
   template <scalar T> void inverse(tensor3_view<const complex_t<T>> ahat, tensor3_view<T> a) const {
     const std::size_t p = a.p(), q = stored_slices<T>(p);
-    if (detail::use_fftw(path, p)) return fftw_pass<T>(ahat.data(), a.data(), p, a.m() * a.n(), false);
+    if (detail::use_fftw(path, p, fftw_min_tubes_dft)) return fftw_pass<T>(ahat.data(), a.data(), p, a.m() * a.n(), false);
     auto g = detail::cached_matrix<complex_t<T>>(is_complex_v<T> ? "dft-inverse" : "dft-inverse-half", p, [&] {
       detail::dense_matrix<std::complex<double>> m(q, p);
       for (std::size_t k = 0; k < q; ++k)
