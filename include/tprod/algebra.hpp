@@ -1,0 +1,12 @@
+#pragma once
+/// @file algebra.hpp
+/// @brief Umbrella of the algebra area: facewise and L-products, transpose, identity, inverse, norms,
+/// structure predicates and mode-n products.
+#include "tprod/algebra/facewise.hpp"
+#include "tprod/algebra/identity.hpp"
+#include "tprod/algebra/inverse.hpp"
+#include "tprod/algebra/mode_product.hpp"
+#include "tprod/algebra/norms.hpp"
+#include "tprod/algebra/predicates.hpp"
+#include "tprod/algebra/product.hpp"
+#include "tprod/algebra/transpose.hpp"
