@@ -11,7 +11,8 @@ namespace tprod {
 
 /// @brief Transform-domain inverse: every stored slice inverted by LU with partial pivoting.
 /// @throws shape_error if the slices are not square; numerical_error naming the first singular or numerically
-/// singular slice (reciprocal condition estimate below m·ε) with its estimate.
+/// singular slice with its estimate. A slice counts as singular when its reciprocal condition estimate,
+/// measured against the largest slice's 1-norm (so a slice that is zero up to rounding is caught), is below m·ε.
 template <scalar T, transform_policy L, extents3_type E>
 transformed<T, L, E> inverse(const transformed<T, L, E>& ahat) {
   static_assert(extents_compatible(E::static_extent(0), E::static_extent(1)),
@@ -20,9 +21,12 @@ transformed<T, L, E> inverse(const transformed<T, L, E>& ahat) {
   using D = typename L::template domain_scalar<T>;
   using matrix = Eigen::Matrix<D, Eigen::Dynamic, Eigen::Dynamic>;
   transformed<T, L, E> out(ahat.extents(), ahat.transform());
+  const auto one_norm = [&](std::size_t k) { return ahat.slice(k).cwiseAbs().colwise().sum().maxCoeff(); };
+  real_t<T> scale = 0;
+  for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, one_norm(k));
   for (std::size_t k = 0; k < ahat.stored_slices(); ++k) {
     const Eigen::PartialPivLU<matrix> lu(ahat.slice(k));
-    const auto rcond = lu.rcond();
+    const real_t<T> rcond = scale > 0 ? lu.rcond() * one_norm(k) / scale : real_t<T>(0);
     if (!(rcond > real_t<T>(ahat.m()) * epsilon_v<T>)) {
       std::ostringstream msg;
       msg << "inverse: transform-domain slice " << k << " of the " << ahat.shape() << " tensor (" << L::name()

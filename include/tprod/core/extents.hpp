@@ -11,11 +11,9 @@
 #include <string>
 
 #include "tprod/core/error.hpp"
+#include "tprod/fwd.hpp"  // defines tprod::dynamic_extent (= std::dynamic_extent): an extent known only at run time
 
 namespace tprod {
-
-/// @brief Marks an extent known only at run time (equal to std::dynamic_extent).
-inline constexpr std::size_t dynamic_extent = std::dynamic_extent;
 
 /// @brief "m×n×p" as text, for messages.
 inline std::string shape_string(std::size_t m, std::size_t n, std::size_t p) {
@@ -52,11 +50,16 @@ class extents3 {
   }
 
   /// @brief Converts from other extents with compatible fixed values (checked at run time where needed).
+  /// Two different fixed values are refused by a static_assert rather than a constraint, so that the compiler
+  /// error is a sentence instead of a list of rejected overloads.
   template <std::size_t M2, std::size_t N2, std::size_t P2>
-    requires((M == dynamic_extent || M2 == dynamic_extent || M == M2) &&
-             (N == dynamic_extent || N2 == dynamic_extent || N == N2) &&
-             (P == dynamic_extent || P2 == dynamic_extent || P == P2))
-  constexpr extents3(const extents3<M2, N2, P2>& other) : extents3(other.m(), other.n(), other.p()) {}
+  constexpr extents3(const extents3<M2, N2, P2>& other) : extents3(other.m(), other.n(), other.p()) {
+    static_assert((M == dynamic_extent || M2 == dynamic_extent || M == M2) &&
+                      (N == dynamic_extent || N2 == dynamic_extent || N == N2) &&
+                      (P == dynamic_extent || P2 == dynamic_extent || P == P2),
+                  "tprod::extents3: cannot convert between shapes whose fixed extents differ; every extent fixed "
+                  "in both the source and the target type must be equal (use dynamic_extent to check it at run time)");
+  }
 
   constexpr std::size_t extent(std::size_t r) const {
     if (static_extents[r] != dynamic_extent) return static_extents[r];

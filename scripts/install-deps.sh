@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tprod needs that are not installed yet: the compiler and CMake, Eigen, FFTW,
+# xtensor, doctest, Google Benchmark, and clang (for the libFuzzer fuzz target). Quick and silent when
+# everything is there; otherwise one `apt-get update` and one non-interactive `apt-get install`
+# (through sudo when not run as root).
+set -euo pipefail
+
+packages=(build-essential cmake libeigen3-dev libfftw3-dev xtensor-dev doctest-dev libbenchmark-dev clang)
+
+# One dpkg-query for all of them; a package it does not know is simply absent from its output.
+declare -A installed=()
+while read -r name status; do
+  if [[ "$status" == installed ]]; then installed[$name]=1; fi
+done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)
+missing=()
+for package in "${packages[@]}"; do
+  [[ -n "${installed[$package]:-}" ]] || missing+=("$package")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: missing ${missing[*]}, and apt-get is not available: install them by hand" >&2
+  exit 1
+fi
+
+sudo=()
+if ((EUID != 0)); then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "install-deps: missing ${missing[*]}; run this script as root or install sudo" >&2
+    exit 1
+  fi
+  sudo=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null

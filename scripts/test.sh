@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds everything (library checks, tests, benchmarks, examples, the program) and
+# runs the whole test suite; exits non-zero if anything fails to build, any test fails, or no test ran.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+tprod_configure -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON
+cmake --build "$build_dir" -j "$jobs"
+ctest --test-dir "$build_dir" -C "$build_type" --output-on-failure -j "$jobs" --no-tests=error --timeout 600

@@ -1,0 +1,54 @@
+# cmake -P script behind the packaging tests: configures, builds and runs tests/packaging/consumer against
+# tprod in one way (MODE = find_package, add_subdirectory or fetchcontent), in a fresh WORK_DIR.
+# Inputs (-D): MODE, TPROD_SOURCE_DIR, CONSUMER_DIR, WORK_DIR, GENERATOR, CXX_COMPILER, USE_FFTW,
+# and optionally MAKE_PROGRAM.
+foreach(var MODE TPROD_SOURCE_DIR CONSUMER_DIR WORK_DIR GENERATOR CXX_COMPILER USE_FFTW)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "build_consumer.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+
+function(run what)
+  message(STATUS "packaging[${MODE}]: ${what}")
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "packaging[${MODE}]: ${what} failed (${rc}): ${ARGN}")
+  endif()
+endfunction()
+
+set(common -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+if(MAKE_PROGRAM)
+  list(APPEND common "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+if(USE_FFTW)
+  set(expect_fftw 1)
+else()
+  set(expect_fftw 0)
+endif()
+set(consumer_options -DTPROD_CONSUME=${MODE} -DTPROD_EXPECT_FFTW=${expect_fftw})
+if(MODE STREQUAL "find_package")
+  # Install tprod alone (nothing of its own to build: it is header-only) into a private prefix.
+  set(prefix "${WORK_DIR}/prefix")
+  run("configure tprod" "${CMAKE_COMMAND}" -S "${TPROD_SOURCE_DIR}" -B "${WORK_DIR}/tprod-build" ${common}
+      -DTPROD_BUILD_TESTS=OFF -DTPROD_BUILD_BENCHMARKS=OFF -DTPROD_BUILD_EXAMPLES=OFF -DTPROD_BUILD_TOOLS=OFF
+      -DTPROD_USE_FFTW=${USE_FFTW} "-DCMAKE_INSTALL_PREFIX=${prefix}")
+  run("install tprod" "${CMAKE_COMMAND}" --install "${WORK_DIR}/tprod-build")
+  list(APPEND consumer_options "-DCMAKE_PREFIX_PATH=${prefix}")
+else()
+  list(APPEND consumer_options "-DTPROD_SOURCE_DIR=${TPROD_SOURCE_DIR}" -DTPROD_USE_FFTW=${USE_FFTW})
+endif()
+
+set(build "${WORK_DIR}/consumer-build")
+run("configure the consumer" "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${build}" ${common} ${consumer_options})
+if(MODE STREQUAL "find_package")
+  # The consumer must have found the package just installed, not some other tprod on the machine.
+  file(STRINGS "${build}/CMakeCache.txt" found REGEX "^tprod_DIR:")
+  string(FIND "${found}" "${prefix}/" at)
+  if(NOT at GREATER -1)
+    message(FATAL_ERROR "packaging[find_package]: the consumer found ${found}, not the package in ${prefix}")
+  endif()
+endif()
+run("build the consumer" "${CMAKE_COMMAND}" --build "${build}")
+run("run the consumer" "${build}/consumer")
