@@ -178,6 +178,7 @@ class staged_outputs {
     files_.back().finish();
   }
   void commit() {
+    for (const auto& f : files_) f.check_replaceable();  // the one failure a rename can still meet here
     for (auto& f : files_) f.commit();
   }
 

@@ -88,6 +88,14 @@ class atomic_file {
     if (::close(fd) != 0) fail_errno("cannot close");
   }
 
+  /// @brief Throws io_error now if commit() could not replace the target because it is a directory, so that a
+  /// set of outputs can be checked before any of them is renamed.
+  void check_replaceable() const {
+    std::error_code ec;
+    if (std::filesystem::is_directory(target_, ec))
+      throw io_error(target_.string() + ": cannot replace: Is a directory");
+  }
+
   /// @brief finish(), then renames the temporary file over the target.
   /// @throws io_error naming the target (e.g. when the target is a directory).
   void commit() {
