@@ -1,4 +1,6 @@
 // Tests of algebra/norms.hpp, algebra/predicates.hpp and algebra/mode_product.hpp.
+#include <Eigen/QR>
+
 #include "tprod_test.hpp"
 
 using namespace tprod;

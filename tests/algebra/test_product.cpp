@@ -35,7 +35,8 @@ TEST_CASE_TEMPLATE("L-product equals its definition L^-1(L(A) facewise L(B)) for
 TEST_CASE_TEMPLATE("L-product identities: associativity, A*I = I*A = A, chains in the transform domain", T,
                    TPROD_TEST_SCALARS) {
   for_each_transform(5, [](const auto& l) {
-    for_each_tier([&](auto ea, auto eb, auto ec) {
+    {  // the extents tiers are swept by the definition test above; here the dynamic tier
+      const dextents3 ea(3, 4, 5), eb(4, 2, 5), ec(2, 3, 5);
       CAPTURE(l.name());
       const auto a = random_for<T>(l, ea, 3), b = random_for<T>(l, eb, 4), c = random_for<T>(l, ec, 5);
       using Tp = value_type_of<decltype(a)>;
@@ -47,7 +48,7 @@ TEST_CASE_TEMPLATE("L-product identities: associativity, A*I = I*A = A, chains i
       const auto ah = transform(a, l), bh = transform(b, l), ch = transform(c, l);
       const auto chain = inverse_transform(ah * bh * ch + ah * (bh * ch) - Tp(2) * (ah * bh * ch));
       CHECK(max_diff(chain, tensor3<Tp>(3, 3, 5)) <= tol<Tp>(n) * max_abs(product(product(a, b, l), c, l)));
-    });
+    }
   });
 }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "tprod/tprod.hpp"
+#include "tprod_kernels.hpp"
 
 #define TPROD_TEST_SCALARS float, double, std::complex<float>, std::complex<double>
 

@@ -53,7 +53,7 @@ auto facewise(const A& a, const B& b) {
   const auto av = cview(a);
   const auto bv = cview(b);
   detail::check_product_shapes("facewise", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
-  tensor3<value_type_of<A>, detail::product_extents<E1, E2>> c(av.m(), bv.n(), av.p());
+  tensor3<value_type_of<A>, detail::product_extents<E1, E2>> c(av.m(), bv.n(), av.p(), uninitialized);
   detail::facewise_into<value_type_of<A>>(av, bv, c.view());
   return c;
 }
@@ -66,7 +66,7 @@ auto operator*(const transformed<T, L, E1>& a, const transformed<T, L, E2>& b) {
   detail::check_product_shapes("L-product", a.m(), a.n(), a.p(), b.m(), b.n(), b.p());
   a.check_same_transform(b, "*");
   using E = detail::product_extents<E1, E2>;
-  transformed<T, L, E> c(E(a.m(), b.n(), a.p()), a.transform());
+  transformed<T, L, E> c(E(a.m(), b.n(), a.p()), a.transform(), uninitialized);
   using D = typename L::template domain_scalar<T>;
   detail::facewise_into<D>(a.data().view(), b.data().view(), c.data().view());
   return c;

@@ -20,7 +20,7 @@ transformed<T, L, E> inverse(const transformed<T, L, E>& ahat) {
   TPROD_EXPECTS(ahat.m() == ahat.n(), "inverse: frontal slices must be square, but the tensor is " + ahat.shape());
   using D = typename L::template domain_scalar<T>;
   using matrix = Eigen::Matrix<D, Eigen::Dynamic, Eigen::Dynamic>;
-  transformed<T, L, E> out(ahat.extents(), ahat.transform());
+  transformed<T, L, E> out(ahat.extents(), ahat.transform(), uninitialized);
   const auto one_norm = [&](std::size_t k) { return ahat.slice(k).cwiseAbs().colwise().sum().maxCoeff(); };
   real_t<T> scale = 0;
   for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, one_norm(k));

@@ -29,7 +29,7 @@ auto mode_product(const A& a, const Eigen::MatrixBase<Derived>& u) {
   const auto at = tensor3<T, E>(av);  // promoted copy (a plain copy when the scalars agree)
   const detail::dense_matrix<T> ut = u.template cast<T>();
   const std::size_t r = std::size_t(u.rows());
-  tensor3<T, Er> out(Mode == 1 ? r : av.m(), Mode == 2 ? r : av.n(), Mode == 3 ? r : av.p());
+  tensor3<T, Er> out(Mode == 1 ? r : av.m(), Mode == 2 ? r : av.n(), Mode == 3 ? r : av.p(), uninitialized);
   if constexpr (Mode == 3) {
     detail::apply_along_tubes(tensor3_view<const T>(at.view()), detail::dense_matrix<T>(ut.transpose()),
                               tensor3_view<T>(out.view()));

@@ -21,7 +21,7 @@ void adjoint_slices_into(tensor3_view<const T> a, tensor3_view<T> at) {
 template <scalar T, transform_policy L, extents3_type E>
 auto transpose(const transformed<T, L, E>& ahat) {
   using Et = extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>;
-  transformed<T, L, Et> out(Et(ahat.n(), ahat.m(), ahat.p()), ahat.transform());
+  transformed<T, L, Et> out(Et(ahat.n(), ahat.m(), ahat.p()), ahat.transform(), uninitialized);
   detail::adjoint_slices_into<typename L::template domain_scalar<T>>(ahat.data().view(), out.data().view());
   return out;
 }
@@ -35,7 +35,7 @@ auto transpose(const A& a, const L& policy) {
   policy.check_size(av.p());
   if constexpr (std::same_as<typename L::template original_scalar<T0>, T0>) {
     if (policy.is_real()) {  // a real Z commutes with the slice-wise (conjugate) transpose
-      tensor3<T0, extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>> at(av.n(), av.m(), av.p());
+      tensor3<T0, extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>> at(av.n(), av.m(), av.p(), uninitialized);
       detail::adjoint_slices_into<T0>(av, at.view());
       return at;
     }

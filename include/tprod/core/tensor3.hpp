@@ -3,12 +3,14 @@
 /// @brief tensor3<T, Extents, Space>: an owning third-order tensor A ∈ T^{m×n×p}.
 ///
 /// Elements are stored as in tensor3_view (frontal slices contiguous, column-major inside a slice).
-/// Storage is always on the heap (aligned for Eigen); fixed extents give compile-time shape checks, not stack storage.
+/// Storage is always on the heap (64-byte aligned, large blocks recycled per thread: see detail/buffer.hpp);
+/// fixed extents give compile-time shape checks, not stack storage.
 #include <Eigen/Core>
 #include <concepts>
 #include <initializer_list>
 #include <utility>
 
+#include "tprod/core/detail/buffer.hpp"
 #include "tprod/core/error.hpp"
 #include "tprod/core/extents.hpp"
 #include "tprod/core/memory_space.hpp"
@@ -16,6 +18,12 @@
 #include "tprod/core/tensor3_view.hpp"
 
 namespace tprod {
+
+/// @brief Tag asking a constructor to leave the elements uninitialized (for outputs that are overwritten anyway).
+struct uninitialized_t {
+  explicit constexpr uninitialized_t() = default;
+};
+inline constexpr uninitialized_t uninitialized{};
 
 /// @brief An owning third-order tensor.
 /// @tparam T      float, double, std::complex<float> or std::complex<double>.
@@ -37,16 +45,17 @@ class tensor3 {
   /// @brief The fixed shape, or 0×0×0 where an extent is dynamic; zero-filled.
   tensor3() : tensor3(Extents{}) {}
   /// @brief A zero-filled tensor of the given shape.
-  explicit tensor3(const Extents& extents) : extents_(extents), storage_(Eigen::Index(extents.size())) {
-    storage_.setZero();
-  }
+  explicit tensor3(const Extents& extents) : extents_(extents), storage_(extents.size()) { elements().setZero(); }
   /// @brief A zero-filled m×n×p tensor. @throws shape_error if it contradicts a fixed extent.
   tensor3(std::size_t m, std::size_t n, std::size_t p) : tensor3(Extents(m, n, p)) {}
+  /// @brief A tensor whose elements are left uninitialized; every element must be written before it is read.
+  tensor3(const Extents& extents, uninitialized_t) : extents_(extents), storage_(extents.size()) {}
+  tensor3(std::size_t m, std::size_t n, std::size_t p, uninitialized_t) : tensor3(Extents(m, n, p), uninitialized) {}
 
   /// @brief A copy of a view or of another tensor with compatible extents (checked at run time where needed).
   template <class U, class E2>
     requires std::constructible_from<Extents, E2>
-  explicit tensor3(const tensor3_view<U, E2>& v) : extents_(v.extents()), storage_(Eigen::Index(v.size())) {
+  explicit tensor3(const tensor3_view<U, E2>& v) : extents_(v.extents()), storage_(v.size()) {
     std::copy(v.data(), v.data() + v.size(), storage_.data());
   }
   template <class E2>
@@ -99,10 +108,10 @@ class tensor3 {
 
   tensor3& operator+=(const tensor3& b) { return combine(b, "+=", [](auto& x, const auto& y) { x += y; }); }
   tensor3& operator-=(const tensor3& b) { return combine(b, "-=", [](auto& x, const auto& y) { x -= y; }); }
-  tensor3& operator*=(const T& s) { storage_ *= s; return *this; }
+  tensor3& operator*=(const T& s) { elements() *= s; return *this; }
   friend tensor3 operator+(tensor3 a, const tensor3& b) { return a += b; }
   friend tensor3 operator-(tensor3 a, const tensor3& b) { return a -= b; }
-  friend tensor3 operator-(tensor3 a) { a.storage_ = -a.storage_; return a; }
+  friend tensor3 operator-(tensor3 a) { a.elements() = -a.elements(); return a; }
   friend tensor3 operator*(const T& s, tensor3 a) { return a *= s; }
   friend tensor3 operator*(tensor3 a, const T& s) { return a *= s; }
 
@@ -111,12 +120,13 @@ class tensor3 {
   tensor3& combine(const tensor3& b, const char* op, Op apply) {
     TPROD_EXPECTS(extents_ == b.extents_, std::string("tensor3 ") + op + ": shapes " + shape() + " and " +
                                               b.shape() + " differ");
-    apply(storage_, b.storage_);
+    auto mine = elements();
+    apply(mine, b.elements());
     return *this;
   }
 
   Extents extents_;
-  Eigen::Matrix<T, Eigen::Dynamic, 1> storage_;
+  detail::buffer<T> storage_;
 };
 
 template <class X> struct is_tensor3 : std::false_type {};

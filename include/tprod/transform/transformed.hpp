@@ -29,11 +29,10 @@ class transformed {
 
   /// @brief A zero transform-domain tensor for an original shape (all stored slices zero).
   transformed(const Extents& extents, L policy)
-      : extents_(extents),
-        policy_(std::move(policy)),
-        data_(extents.m(), extents.n(), policy_.template stored_slices<T>(extents.p())) {
-    policy_.check_size(extents.p());
-  }
+      : extents_(extents), policy_(std::move(policy)), data_(extents.m(), extents.n(), checked_slices()) {}
+  /// @brief A transform-domain tensor whose stored slices are left uninitialized (to be overwritten).
+  transformed(const Extents& extents, L policy, uninitialized_t)
+      : extents_(extents), policy_(std::move(policy)), data_(extents.m(), extents.n(), checked_slices(), uninitialized) {}
 
   const Extents& extents() const { return extents_; }
   std::size_t m() const { return extents_.m(); }
@@ -77,36 +76,66 @@ class transformed {
   }
 
  private:
+  // The number of stored slices, after checking that the transform can act on p tubes.
+  std::size_t checked_slices() const {
+    policy_.check_size(extents_.p());
+    return policy_.template stored_slices<T>(extents_.p());
+  }
+
   Extents extents_;
   L policy_;
   data_type data_;
 };
 
-/// @brief Â = L(A) = A ×₃ Z. Real A is promoted to complex first when L's Z is complex.
+/// @brief Writes Â = L(A) into an existing transform-domain tensor of A's shape (no allocation), with L
+/// the output's transform. Real A is promoted to complex first when L's Z is complex.
+/// @throws shape_error when the shapes differ or L cannot act on A's tubes.
+template <host_tensor3 A, scalar T, transform_policy L, extents3_type E>
+void transform_into(const A& a, transformed<T, L, E>& out) {
+  using T0 = value_type_of<A>;
+  static_assert(std::same_as<T, typename L::template original_scalar<T0>>,
+                "tprod::transform_into: the output's scalar must be the input's, promoted by the transform");
+  static_assert(extents_compatible(extents_of<A>::static_extent(2), L::static_size),
+                "tprod::transform: the tensor's fixed tube count differs from the transform's fixed size");
+  const auto av = cview(a);
+  TPROD_EXPECTS(av.extents() == out.extents(),
+                "transform_into: the input is " + av.shape() + " but the output is " + out.shape());
+  if constexpr (std::same_as<T, T0>) {
+    out.transform().forward(tensor3_view<const T>(av), out.data().view());
+  } else {
+    const auto promoted = tensor3<T>(av);  // real → complex for a complex Z
+    out.transform().forward(tensor3_view<const T>(promoted.view()), out.data().view());
+  }
+}
+
+/// @brief Â = L(A) = A ×₃ Z as a new transform-domain tensor. Real A is promoted to complex first when L's Z
+/// is complex.
 /// @throws shape_error when L cannot act on A's tubes (a matrix_transform of another size).
 template <host_tensor3 A, transform_policy L>
 auto transform(const A& a, const L& policy) {
-  using T0 = value_type_of<A>;
-  using T = typename L::template original_scalar<T0>;
-  using E = extents_of<A>;
-  static_assert(extents_compatible(E::static_extent(2), L::static_size),
-                "tprod::transform: the tensor's fixed tube count differs from the transform's fixed size");
-  transformed<T, L, E> out(a.view().extents(), policy);
-  if constexpr (std::same_as<T, T0>) {
-    policy.forward(tensor3_view<const T>(cview(a)), out.data().view());
-  } else {
-    const auto promoted = tensor3<T, E>(cview(a));  // real → complex for a complex Z
-    policy.forward(tensor3_view<const T>(promoted.view()), out.data().view());
-  }
+  transformed<typename L::template original_scalar<value_type_of<A>>, L, extents_of<A>> out(
+      cview(a).extents(), policy, uninitialized);
+  transform_into(a, out);
   return out;
+}
+
+/// @brief Writes A = L⁻¹(Â) into an existing tensor of the original shape (no allocation).
+/// @throws shape_error when the shapes differ.
+template <scalar T, transform_policy L, extents3_type E, host_tensor3 Out>
+void inverse_transform_into(const transformed<T, L, E>& ahat, Out&& a) {
+  static_assert(std::same_as<value_type_of<Out>, T>,
+                "tprod::inverse_transform_into: the output's scalar must be the transformed tensor's original scalar");
+  const tensor3_view<T> out = a.view();
+  TPROD_EXPECTS(out.extents() == ahat.extents(),
+                "inverse_transform_into: the input is " + ahat.shape() + " but the output is " + out.shape());
+  ahat.transform().inverse(tensor3_view<const typename L::template domain_scalar<T>>(ahat.data().view()), out);
 }
 
 /// @brief A = L⁻¹(Â), back in the original domain.
 template <scalar T, transform_policy L, extents3_type E>
 tensor3<T, E> inverse_transform(const transformed<T, L, E>& ahat) {
-  tensor3<T, E> a(ahat.extents());
-  ahat.transform().inverse(tensor3_view<const typename L::template domain_scalar<T>>(ahat.data().view()),
-                           tensor3_view<T>(a.view()));
+  tensor3<T, E> a(ahat.extents(), uninitialized);
+  inverse_transform_into(ahat, a);
   return a;
 }
 

@@ -4,17 +4,18 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <string>
+#include <string_view>
 #include <utility>
 
 #include "tprod/transform/detail/tube_gemm.hpp"
 
 namespace tprod::detail {
 
+/// `kind` must be a string literal (its storage outlives the cache; no string is built per call).
 template <class S, class Build>
-std::shared_ptr<const dense_matrix<S>> cached_matrix(const std::string& kind, std::size_t p, Build build) {
+std::shared_ptr<const dense_matrix<S>> cached_matrix(std::string_view kind, std::size_t p, Build build) {
   static std::mutex mutex;
-  static std::map<std::pair<std::string, std::size_t>, std::shared_ptr<const dense_matrix<S>>> cache;
+  static std::map<std::pair<std::string_view, std::size_t>, std::shared_ptr<const dense_matrix<S>>> cache;
   std::lock_guard lock(mutex);
   auto& slot = cache[{kind, p}];
   if (!slot) slot = std::make_shared<const dense_matrix<S>>(build());

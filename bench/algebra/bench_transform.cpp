@@ -1,0 +1,73 @@
+// Transforms along the tubes, every policy and path, p ∈ {4, 16, 64, 256}, bytes/s of the input tensor;
+// the DCT of a 256×256×16 float tensor beside the limit of copying it.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tprod/tprod.hpp"
+
+namespace {
+
+template <class L>
+void run_transform(benchmark::State& state, const L& policy, std::size_t m, std::size_t n, std::size_t p) {
+  const auto a = tprod::random_tensor3<float>(m, n, p, 1);
+  tprod::transformed<typename L::template original_scalar<float>, L> out(a.extents(), policy, tprod::uninitialized);
+  for (auto _ : state) {
+    tprod::transform_into(a, out);
+    benchmark::DoNotOptimize(out.data().data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
+}
+
+void copy_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p) {
+  const auto a = tprod::random_tensor3<float>(m, n, p, 1);
+  tprod::tensor3<float> out(m, n, p, tprod::uninitialized);
+  for (auto _ : state) {
+    std::copy(a.data(), a.data() + a.size(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
+}
+
+std::string shape(std::size_t m, std::size_t n, std::size_t p) {
+  return "m" + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
+}
+
+const bool registered = [] {
+  using tprod::transform_path;
+  // The target case: automatic path, beside the copy of the same tensor.
+  benchmark::RegisterBenchmark("transform/dct/m256_n256_p16", [](benchmark::State& s) {
+    run_transform(s, tprod::dct{}, 256, 256, 16);
+  });
+  benchmark::RegisterBenchmark("copy_limit/m256_n256_p16", [](benchmark::State& s) { copy_limit(s, 256, 256, 16); });
+  benchmark::RegisterBenchmark("transform/dft/m256_n256_p16", [](benchmark::State& s) {
+    run_transform(s, tprod::dft{}, 256, 256, 16);
+  });
+  // Every transform on both paths; 64×64 slices so that p = 256 stays a 4 MiB tensor.
+  for (std::size_t p : {4, 16, 64, 256}) {
+    const std::string sh = shape(64, 64, p);
+    const std::pair<const char*, transform_path> paths[] = {{"gemm", transform_path::gemm},
+                                                            {"fftw", transform_path::fftw}};
+    for (const auto& [name, path] : paths) {
+      if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
+      benchmark::RegisterBenchmark(("transform/dct/" + std::string(name) + "/" + sh).c_str(),
+                                   [=](benchmark::State& s) { run_transform(s, tprod::dct{path}, 64, 64, p); });
+      benchmark::RegisterBenchmark(("transform/dft/" + std::string(name) + "/" + sh).c_str(),
+                                   [=](benchmark::State& s) { run_transform(s, tprod::dft{path}, 64, 64, p); });
+    }
+    benchmark::RegisterBenchmark(("transform/matrix/gemm/" + sh).c_str(), [=](benchmark::State& s) {
+      const Eigen::MatrixXd z = Eigen::MatrixXd::Random(Eigen::Index(p), Eigen::Index(p)) +
+                                4.0 * Eigen::MatrixXd::Identity(Eigen::Index(p), Eigen::Index(p));
+      run_transform(s, tprod::matrix_transform<double>(z), 64, 64, p);
+    });
+    benchmark::RegisterBenchmark(("transform/identity/" + sh).c_str(),
+                                 [=](benchmark::State& s) { run_transform(s, tprod::identity_transform{}, 64, 64, p); });
+    benchmark::RegisterBenchmark(("copy_limit/" + sh).c_str(), [=](benchmark::State& s) { copy_limit(s, 64, 64, p); });
+  }
+  return true;
+}();
+
+}  // namespace

@@ -1,0 +1,254 @@
+#pragma once
+/// @file tensor_train.hpp
+/// @brief Tensor-Train (TT) format (Oseledets 2011): TT-SVD with maximal ranks or a guaranteed accuracy,
+///        TT rounding, addition, scaling, inner product and norm.
+///
+/// Conventions: A(i_1, …, i_N) = G_1(:, i_1, :)·G_2(:, i_2, :)⋯G_N(:, i_N, :), core G_n ∈ ℝ^{R_{n−1}×I_n×R_n}
+/// stored column-major (r_{n−1} fastest), R_0 = R_N = 1. ranks() returns (R_0, …, R_N). TT-SVD and rounding
+/// leave every core but the last left-orthonormal (G_n as an (R_{n−1}I_n)×R_n matrix has orthonormal columns),
+/// so the norm of the tensor is the norm of the last core.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tprod/decomp/detail/linalg.hpp"
+#include "tprod/decomp/ndtensor.hpp"
+
+namespace tprod {
+
+/// @brief Truncation of TT-SVD and TT rounding.
+struct tt_options {
+  /// Cap on every bond rank R_1 … R_{N−1} (default: none).
+  std::size_t max_rank = std::numeric_limits<std::size_t>::max();
+  /// Relative accuracy ε ∈ [0, 1): each of the N − 1 truncations discards at most δ = ε‖A‖_F/√(N−1) in
+  /// Frobenius norm, which guarantees ‖A − TT(A)‖_F ≤ ε‖A‖_F whenever `max_rank` does not cut deeper.
+  /// 0 discards only directions of exactly zero energy (no approximation).
+  double tolerance = 0.0;
+};
+
+/// @brief A tensor in TT format.
+template <real_scalar T>
+struct tensor_train {
+  std::vector<ndtensor<T>> cores;  ///< core n ∈ ℝ^{R_{n−1}×I_n×R_n}, R_0 = R_N = 1
+
+  /// @brief N, the number of cores (the order of the tensor).
+  std::size_t order() const { return cores.size(); }
+  /// @brief (I_1, …, I_N).
+  nd_shape shape() const {
+    nd_shape s;
+    for (const auto& c : cores) s.push_back(c.shape()[1]);
+    return s;
+  }
+  /// @brief (R_0, R_1, …, R_N).
+  std::vector<std::size_t> ranks() const {
+    std::vector<std::size_t> r;
+    for (const auto& c : cores) r.push_back(c.shape()[0]);
+    r.push_back(cores.empty() ? 0 : cores.back().shape()[2]);
+    return r;
+  }
+  /// @brief Entries stored, Σ_n R_{n−1}·I_n·R_n.
+  std::size_t parameter_count() const {
+    std::size_t n = 0;
+    for (const auto& c : cores) n += c.size();
+    return n;
+  }
+
+  /// @brief Throws shape_error unless the cores form a chain: order 3 each, R_0 = R_N = 1, R_n matching.
+  void validate(const char* where = "tensor_train") const {
+    TPROD_EXPECTS(!cores.empty(), std::string(where) + ": the tensor train has no cores");
+    for (std::size_t n = 0; n < cores.size(); ++n) {
+      const nd_shape s = shape_of(cores[n]);
+      TPROD_EXPECTS(s.size() == 3 && s[0] > 0 && s[1] > 0 && s[2] > 0,
+                    std::string(where) + ": core " + std::to_string(n) + " has shape " + detail::shape_text(s) +
+                        ", expected R_{n-1}xI_nxR_n with positive sizes");
+      const std::size_t left = n == 0 ? 1 : cores[n - 1].shape()[2];
+      TPROD_EXPECTS(s[0] == left, std::string(where) + ": core " + std::to_string(n) + " has shape " +
+                                      detail::shape_text(s) + " but the rank before it is " + std::to_string(left));
+    }
+    TPROD_EXPECTS(cores.back().shape()[2] == 1, std::string(where) + ": the last core has shape " +
+                                                    detail::shape_text(shape_of(cores.back())) + "; R_N must be 1");
+  }
+
+  /// @brief The full tensor A ∈ ℝ^{I_1×⋯×I_N}, contracted core by core.
+  ndtensor<T> full() const {
+    validate("tensor_train::full");
+    // m holds A's first n modes as a (I_1⋯I_n)×R_n matrix; column-major reshapes keep i_1 fastest.
+    dense_matrix<T> m = detail::as_matrix(cores[0], cores[0].shape()[1], cores[0].shape()[2]);
+    for (std::size_t n = 1; n < cores.size(); ++n) {
+      const std::size_t r0 = cores[n].shape()[0], i = cores[n].shape()[1], r1 = cores[n].shape()[2];
+      dense_matrix<T> next = m * detail::as_matrix(cores[n], r0, i * r1);
+      m = Eigen::Map<dense_matrix<T>>(next.data(), next.rows() * Eigen::Index(i), Eigen::Index(r1));
+    }
+    return from_column_major<T>(shape(), m.data(), std::size_t(m.size()));
+  }
+};
+
+namespace detail {
+
+inline void expect_tolerance(double tolerance, const char* where) {
+  TPROD_EXPECTS(tolerance >= 0 && tolerance < 1,
+                std::string(where) + ": tolerance " + std::to_string(tolerance) + " is outside [0, 1)");
+}
+
+template <real_scalar T>
+ndtensor<T> core_from(const dense_matrix<T>& m, std::size_t r0, std::size_t i, std::size_t r1) {
+  return from_column_major<T>({r0, i, r1}, m.data(), std::size_t(m.size()));
+}
+
+/// Left-to-right SVD sweep shared by TT-SVD and rounding: `carry` is the remaining (R_{n−1}·I_n)×rest matrix;
+/// it is split into a left-orthonormal core and the carry of the next step, truncated to energy δ² and max_rank.
+template <real_scalar T, class Derived>
+dense_matrix<T> split_off_core(const Eigen::MatrixBase<Derived>& carry, std::size_t r0, std::size_t i, double delta2,
+                               std::size_t max_rank, ndtensor<T>& core) {
+  const Eigen::BDCSVD<dense_matrix<T>> svd(carry, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  const auto& sigma = svd.singularValues();
+  std::vector<double> energies(std::size_t(sigma.size()));
+  for (std::size_t k = 0; k < energies.size(); ++k) energies[k] = std::pow(double(sigma(Eigen::Index(k))), 2);
+  const std::size_t r = truncation_rank(energies, delta2, max_rank);
+  core = core_from<T>(svd.matrixU().leftCols(Eigen::Index(r)), r0, i, r);
+  return sigma.head(Eigen::Index(r)).asDiagonal() * svd.matrixV().leftCols(Eigen::Index(r)).transpose();
+}
+
+/// Makes cores 1…N−1 right-orthonormal (G_n as an R_{n−1}×(I_nR_n) matrix has orthonormal rows) by QR from the
+/// right, pushing the triangular factors left; ‖A‖_F is then ‖G_1‖_F.
+template <real_scalar T>
+void orthogonalize_right(std::vector<ndtensor<T>>& cores) {
+  for (std::size_t n = cores.size() - 1; n > 0; --n) {
+    const std::size_t r0 = cores[n].shape()[0], i = cores[n].shape()[1], r1 = cores[n].shape()[2];
+    const Eigen::HouseholderQR<dense_matrix<T>> qr(as_matrix(cores[n], r0, i * r1).transpose());
+    const std::size_t k = std::min(r0, i * r1);
+    const dense_matrix<T> q = qr.householderQ() * dense_matrix<T>::Identity(Eigen::Index(i * r1), Eigen::Index(k));
+    const dense_matrix<T> rt = qr.matrixQR().topRows(Eigen::Index(k)).template triangularView<Eigen::Upper>().toDenseMatrix().transpose();
+    cores[n] = core_from<T>(q.transpose(), k, i, r1);
+    const std::size_t p0 = cores[n - 1].shape()[0], pi = cores[n - 1].shape()[1];
+    cores[n - 1] = core_from<T>(as_matrix(cores[n - 1], p0 * pi, r0) * rt, p0, pi, k);
+  }
+}
+
+}  // namespace detail
+
+/// @brief TT-SVD (Oseledets 2011, Alg. 1): successive truncated SVDs of the unfoldings, left to right.
+///        With a tolerance ε, each truncation discards at most δ = ε‖A‖_F/√(N−1), so ‖A − TT(A)‖_F ≤ ε‖A‖_F.
+/// @throws shape_error on an empty tensor or a tolerance outside [0, 1).
+template <real_scalar T>
+tensor_train<T> tt_svd(const ndtensor<T>& a, const tt_options& options = {}) {
+  const nd_shape shape = shape_of(a);
+  detail::expect_nonempty(shape, "tt_svd");
+  detail::expect_tolerance(options.tolerance, "tt_svd");
+  TPROD_EXPECTS(options.max_rank >= 1, "tt_svd: max_rank must be at least 1");
+  const std::size_t order = shape.size();
+  const double norm = detail::frobenius(a);
+  const double delta2 = order > 1 ? std::pow(options.tolerance * norm, 2) / double(order - 1) : 0.0;
+  tensor_train<T> tt;
+  tt.cores.resize(order);
+  dense_matrix<T> carry = detail::as_matrix(a, 1, a.size());
+  std::size_t r0 = 1;
+  for (std::size_t n = 0; n + 1 < order; ++n) {
+    const std::size_t rows = r0 * shape[n];
+    carry = detail::split_off_core<T>(Eigen::Map<dense_matrix<T>>(carry.data(), Eigen::Index(rows), carry.size() / Eigen::Index(rows)),
+                                      r0, shape[n], delta2, options.max_rank, tt.cores[n]);
+    r0 = std::size_t(carry.rows());
+  }
+  tt.cores[order - 1] = detail::core_from<T>(carry, r0, shape[order - 1], 1);
+  return tt;
+}
+
+/// @brief TT rounding (Oseledets 2011, Alg. 2): right-to-left QR orthogonalization, then a left-to-right
+///        truncated SVD sweep with δ = ε‖A‖_F/√(N−1), so ‖A − round(A)‖_F ≤ ε‖A‖_F (when max_rank does not bind).
+/// @throws shape_error on an invalid train or tolerance.
+template <real_scalar T>
+tensor_train<T> tt_round(const tensor_train<T>& a, const tt_options& options = {}) {
+  a.validate("tt_round");
+  detail::expect_tolerance(options.tolerance, "tt_round");
+  TPROD_EXPECTS(options.max_rank >= 1, "tt_round: max_rank must be at least 1");
+  tensor_train<T> tt = a;
+  detail::orthogonalize_right(tt.cores);
+  const std::size_t order = tt.order();
+  const double norm = detail::frobenius(tt.cores[0]);
+  const double delta2 = order > 1 ? std::pow(options.tolerance * norm, 2) / double(order - 1) : 0.0;
+  for (std::size_t n = 0; n + 1 < order; ++n) {
+    const std::size_t r0 = tt.cores[n].shape()[0], i = tt.cores[n].shape()[1], r1 = tt.cores[n].shape()[2];
+    const dense_matrix<T> carry = detail::split_off_core<T>(detail::as_matrix(tt.cores[n], r0 * i, r1), r0, i,
+                                                            delta2, options.max_rank, tt.cores[n]);
+    const std::size_t ni = tt.cores[n + 1].shape()[1], nr1 = tt.cores[n + 1].shape()[2];
+    tt.cores[n + 1] = detail::core_from<T>(carry * detail::as_matrix(tt.cores[n + 1], r1, ni * nr1),
+                                           std::size_t(carry.rows()), ni, nr1);
+  }
+  return tt;
+}
+
+/// @brief s·A: the first core scaled.
+template <real_scalar T>
+tensor_train<T> operator*(T s, tensor_train<T> a) {
+  a.validate("tensor_train scaling");
+  detail::elements(a.cores[0]) *= s;
+  return a;
+}
+
+/// @brief A + B in TT format, ranks adding up (R_n^A + R_n^B): the first cores side by side, the middle
+///        ones block-diagonal, the last ones stacked. Round the result to recompress.
+/// @throws shape_error when the shapes differ.
+template <real_scalar T>
+tensor_train<T> operator+(const tensor_train<T>& a, const tensor_train<T>& b) {
+  a.validate("tensor_train addition");
+  b.validate("tensor_train addition");
+  TPROD_EXPECTS(a.shape() == b.shape(), "tensor_train addition: shapes " + detail::shape_text(a.shape()) + " and " +
+                                            detail::shape_text(b.shape()) + " differ");
+  const std::size_t order = a.order();
+  tensor_train<T> c;
+  for (std::size_t n = 0; n < order; ++n) {
+    const nd_shape sa = shape_of(a.cores[n]), sb = shape_of(b.cores[n]);
+    const bool first = n == 0, last = n + 1 == order;
+    const std::size_t r0 = first ? 1 : sa[0] + sb[0], r1 = last ? 1 : sa[2] + sb[2];
+    ndtensor<T> core = zeros<T>({r0, sa[1], r1});
+    // b's block starts after a's in every rank that grows
+    const auto place = [&](const ndtensor<T>& src, const nd_shape& s, std::size_t off0, std::size_t off1) {
+      for (std::size_t q = 0; q < s[2]; ++q)
+        for (std::size_t i = 0; i < s[1]; ++i)
+          for (std::size_t p = 0; p < s[0]; ++p)
+            core.data()[(p + off0) + r0 * (i + s[1] * (q + off1))] += src.data()[p + s[0] * (i + s[1] * q)];
+    };
+    place(a.cores[n], sa, 0, 0);
+    place(b.cores[n], sb, first ? 0 : sa[0], last ? 0 : sa[2]);
+    c.cores.push_back(std::move(core));
+  }
+  return c;
+}
+
+/// @brief A − B = A + (−1)·B.
+template <real_scalar T>
+tensor_train<T> operator-(const tensor_train<T>& a, const tensor_train<T>& b) {
+  return a + T(-1) * b;
+}
+
+/// @brief ⟨A, B⟩ = Σ A(i)·B(i), contracted core by core in O(N·I·R³) without forming either tensor.
+/// @throws shape_error when the shapes differ.
+template <real_scalar T>
+double tt_inner(const tensor_train<T>& a, const tensor_train<T>& b) {
+  a.validate("tt_inner");
+  b.validate("tt_inner");
+  TPROD_EXPECTS(a.shape() == b.shape(), "tt_inner: shapes " + detail::shape_text(a.shape()) + " and " +
+                                            detail::shape_text(b.shape()) + " differ");
+  // w(ra, rb) = Σ over the first n modes of A's and B's partial products
+  Eigen::MatrixXd w = Eigen::MatrixXd::Ones(1, 1);
+  for (std::size_t n = 0; n < a.order(); ++n) {
+    const nd_shape sa = shape_of(a.cores[n]), sb = shape_of(b.cores[n]);
+    const Eigen::MatrixXd ca = detail::as_matrix(a.cores[n], sa[0], sa[1] * sa[2]).template cast<double>();
+    Eigen::MatrixXd z = w.transpose() * ca;  // rb × (i·ra') as (rb·i) × ra'
+    const Eigen::Map<Eigen::MatrixXd> zr(z.data(), Eigen::Index(sb[0] * sb[1]), Eigen::Index(sa[2]));
+    w = zr.transpose() * detail::as_matrix(b.cores[n], sb[0] * sb[1], sb[2]).template cast<double>();
+  }
+  return w(0, 0);
+}
+
+/// @brief ‖A‖_F, from the first core after right-orthogonalization (accurate even when ‖A‖ ≪ the cores' norms).
+template <real_scalar T>
+double tt_norm(const tensor_train<T>& a) {
+  a.validate("tt_norm");
+  std::vector<ndtensor<T>> cores = a.cores;
+  detail::orthogonalize_right(cores);
+  return detail::frobenius(cores[0]);
+}
+
+}  // namespace tprod

@@ -1,0 +1,137 @@
+#pragma once
+/// @file embedding.hpp
+/// @brief Token embedding (a lookup table, then Ten_p) and the learnable class token of paper 001 (§5.3).
+///
+/// embedding: X(r, :) = E(:, token_r)ᵀ for the B·T tokens of a batch, folded into (B·T)×d_s×p (padding the
+/// feature dimension when p ∤ d). The table E ∈ ℝ^{d×V} holds one column per token, so a lookup reads
+/// contiguous memory; its gradient scatters the rows of d𝒳 back into the columns of the looked-up tokens.
+/// class token: [𝒯_cls; 𝒳]_(1), prepending 𝒯_cls ∈ ℝ^{1×d_s×p} to every sequence of a batch.
+#include <cstdint>
+#include <vector>
+
+#include "tprod/core/random.hpp"
+#include "tprod/nn/tensorize.hpp"
+
+namespace tprod::nn {
+
+template <std::floating_point T>
+struct embedding_params {
+  tensor3<T> table;  ///< d×V×1: column v is token v's vector
+  std::size_t dim() const { return table.m(); }
+  std::size_t vocabulary() const { return table.n(); }
+  template <class F>
+  void for_each(F&& f) {
+    f("table", table);
+  }
+};
+
+/// @brief A d×V table with entries uniform in [−scale, scale].
+template <std::floating_point T>
+embedding_params<T> make_embedding_params(std::size_t vocabulary, std::size_t d, std::uint64_t seed, T scale = T(1)) {
+  TPROD_EXPECTS(vocabulary > 0 && d > 0, "nn::make_embedding_params: vocabulary " + std::to_string(vocabulary) +
+                                             " and width " + std::to_string(d) + " must be positive");
+  embedding_params<T> e{random_tensor3<T>(d, vocabulary, 1, seed)};
+  e.table *= scale;
+  return e;
+}
+
+template <std::floating_point T>
+embedding_params<T> zeros_like(const embedding_params<T>& e) {
+  return {tensor3<T>(e.dim(), e.vocabulary(), 1)};
+}
+
+namespace detail {
+template <class T>
+void check_tokens(const embedding_params<T>& e, const std::vector<std::size_t>& tokens, const char* who) {
+  for (std::size_t r = 0; r < tokens.size(); ++r)
+    TPROD_EXPECTS(tokens[r] < e.vocabulary(), std::string(who) + ": token " + std::to_string(tokens[r]) +
+                                                  " at position " + std::to_string(r) +
+                                                  " is outside the vocabulary of " + std::to_string(e.vocabulary()));
+}
+}  // namespace detail
+
+/// @brief 𝒳 = Ten_p(E[tokens]) ∈ ℝ^{N×⌈d/p⌉×p} for N tokens (B·T of a batch, row b·T + t).
+/// @throws shape_error for a token outside the vocabulary or p = 0.
+template <std::floating_point T>
+tensor3<T> embedding_forward(const embedding_params<T>& e, const std::vector<std::size_t>& tokens, std::size_t p) {
+  detail::check_tokens(e, tokens, "nn::embedding_forward");
+  const std::size_t d = e.dim(), ds = slice_width(d, p), n = tokens.size();
+  tensor3<T> out(n, ds, p);
+  T* o = out.data();  // feature c of row r sits at r + n·c (Ten_p keeps Mat_p's column-major layout)
+  for (std::size_t r = 0; r < n; ++r) {
+    const T* src = e.table.data() + tokens[r] * d;
+    for (std::size_t c = 0; c < d; ++c) o[r + n * c] = src[c];
+  }
+  return out;
+}
+
+/// @brief dE: column v receives the sum of the rows of Mat_p(d𝒳) whose token is v.
+template <std::floating_point T>
+embedding_params<T> embedding_backward(const embedding_params<T>& e, const std::vector<std::size_t>& tokens,
+                                       const tensor3<T>& d_out) {
+  const std::size_t d = e.dim(), n = tokens.size();
+  TPROD_EXPECTS(d_out.m() == n && d_out.n() * d_out.p() >= d && slice_width(d, d_out.p()) == d_out.n(),
+                "nn::embedding_backward: gradient " + d_out.shape() + " does not match " + std::to_string(n) +
+                    " tokens of width " + std::to_string(d));
+  detail::check_tokens(e, tokens, "nn::embedding_backward");
+  embedding_params<T> g = zeros_like(e);
+  const T* gi = d_out.data();
+  for (std::size_t r = 0; r < n; ++r) {
+    T* dst = g.table.data() + tokens[r] * d;
+    for (std::size_t c = 0; c < d; ++c) dst[c] += gi[r + n * c];
+  }
+  return g;
+}
+
+/// @brief The learnable class token 𝒯_cls ∈ ℝ^{1×d_s×p}.
+template <std::floating_point T>
+struct class_token_params {
+  tensor3<T> token;
+  template <class F>
+  void for_each(F&& f) {
+    f("class_token", token);
+  }
+};
+
+template <std::floating_point T>
+class_token_params<T> make_class_token(std::size_t ds, std::size_t p, std::uint64_t seed, T scale = T(0.02)) {
+  class_token_params<T> c{random_tensor3<T>(1, ds, p, seed)};
+  c.token *= scale;
+  return c;
+}
+
+/// @brief [𝒯_cls; 𝒳_b]_(1) for every sequence b: (B·T)×d_s×p → (B·(T+1))×d_s×p, the class token first.
+/// @throws shape_error when the rows are not whole sequences or the widths differ.
+template <std::floating_point T>
+tensor3<T> prepend_class_token(const class_token_params<T>& c, const tensor3<T>& x, std::size_t batch) {
+  TPROD_EXPECTS(batch > 0 && x.m() % batch == 0 && x.n() == c.token.n() && x.p() == c.token.p(),
+                "nn::prepend_class_token: input " + x.shape() + " with token " + c.token.shape() + " and batch " +
+                    std::to_string(batch));
+  const auto len = Eigen::Index(x.m() / batch);
+  tensor3<T> out(x.m() + batch, x.n(), x.p());
+  for (std::size_t k = 0; k < x.p(); ++k)
+    for (Eigen::Index b = 0; b < Eigen::Index(batch); ++b) {
+      out.slice(k).row(b * (len + 1)) = c.token.slice(k).row(0);
+      out.slice(k).middleRows(b * (len + 1) + 1, len) = x.slice(k).middleRows(b * len, len);
+    }
+  return out;
+}
+
+/// @brief Backward of prepend_class_token: d𝒳 (the rows after each class token) and d𝒯_cls (their sum).
+template <std::floating_point T>
+std::pair<tensor3<T>, class_token_params<T>> prepend_class_token_backward(const tensor3<T>& d_out, std::size_t batch) {
+  TPROD_EXPECTS(batch > 0 && d_out.m() % batch == 0 && d_out.m() / batch >= 2,
+                "nn::prepend_class_token_backward: gradient " + d_out.shape() +
+                    " is not B*(T+1) rows for B = " + std::to_string(batch));
+  const auto len1 = Eigen::Index(d_out.m() / batch), len = len1 - 1;
+  std::pair<tensor3<T>, class_token_params<T>> r{tensor3<T>(std::size_t(len) * batch, d_out.n(), d_out.p()),
+                                                 {tensor3<T>(1, d_out.n(), d_out.p())}};
+  for (std::size_t k = 0; k < d_out.p(); ++k)
+    for (Eigen::Index b = 0; b < Eigen::Index(batch); ++b) {
+      r.second.token.slice(k).row(0) += d_out.slice(k).row(b * len1);
+      r.first.slice(k).middleRows(b * len, len) = d_out.slice(k).middleRows(b * len1 + 1, len);
+    }
+  return r;
+}
+
+}  // namespace tprod::nn

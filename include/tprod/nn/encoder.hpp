@@ -1,0 +1,155 @@
+#pragma once
+/// @file encoder.hpp
+/// @brief The tensor encoder layer, forward and backward, in paper 000's post-norm form (eq. 4–5,
+/// Def. 18) and paper 001's pre-norm form (eq. 5.9–5.10), selected by layer_config.
+///
+///   post:  𝒳' = LN₁(𝒳 + MHA_L(𝒳)),   𝒴 = LN₂(𝒳' + TFFN(𝒳'))
+///   pre:   𝒳' = 𝒳 + MHA_L(LN₁(𝒳)),   𝒴 = 𝒳' + TFFN(LN₂(𝒳'))
+/// 𝒳, 𝒴 ∈ ℝ^{(B·T)×d_s×p}. Attention and FFN run in the transform domain on all slices at once; with the
+/// transform-domain LayerNorm the activations stay there for the whole layer (one L in, one L⁻¹ out).
+/// With p = 1 and the identity transform this is the standard Transformer encoder layer.
+#include <cstdint>
+#include <utility>
+
+#include "tprod/nn/attention.hpp"
+#include "tprod/nn/detail/residual.hpp"
+#include "tprod/nn/ffn.hpp"
+
+namespace tprod::nn {
+
+template <std::floating_point T, real_transform<T> L>
+struct encoder_params {
+  layer_config config;
+  attention_params<T, L> attn;
+  ffn_params<T, L> ffn;
+  layer_norm_params<T> ln1, ln2;
+
+  const L& transform() const { return attn.transform(); }
+  template <class F>
+  void for_each(F&& f) {
+    attn.for_each(f);
+    ffn.for_each(f);
+    ln1.for_each(f);
+    ln2.for_each(f);
+  }
+};
+
+/// @brief Random projections (see make_attention_params, make_ffn_params), Γ = 1, ℬ = 0.
+/// @throws shape_error for an invalid config or a transform that cannot act on p tubes.
+template <std::floating_point T, real_transform<T> L>
+encoder_params<T, L> make_encoder_params(const layer_config& cfg, const L& l, std::uint64_t seed) {
+  cfg.validate();
+  l.check_size(cfg.slices);
+  return {cfg, make_attention_params<T>(cfg.width, cfg.heads, cfg.slices, l, seed, cfg.bias, cfg.attention),
+          make_ffn_params<T>(cfg.width, cfg.hidden, cfg.slices, l, seed + 10, cfg.act, cfg.bias),
+          make_layer_norm_params<T>(cfg.width, cfg.slices, cfg.norm, cfg.eps),
+          make_layer_norm_params<T>(cfg.width, cfg.slices, cfg.norm, cfg.eps)};
+}
+
+template <std::floating_point T, class L>
+encoder_params<T, L> zeros_like(const encoder_params<T, L>& p) {
+  return {p.config, zeros_like(p.attn), zeros_like(p.ffn), zeros_like(p.ln1), zeros_like(p.ln2)};
+}
+
+/// @brief What encoder_layer_backward needs (activations of the forward pass).
+template <std::floating_point T>
+struct encoder_saved {
+  std::size_t batch = 0;
+  detail::residual_saved<T> r1, r2;
+  detail::attention_cache<T> attn;
+  detail::ffn_cache<T> ffn;
+  std::size_t bytes() const { return r1.bytes() + r2.bytes() + attn.bytes() + ffn.bytes(); }
+};
+
+/// @brief Scratch tensors of the forward and backward passes, kept between calls so that training steps on
+/// same-sized batches allocate nothing.
+template <std::floating_point T>
+struct encoder_workspace {
+  tensor3<T> s0, s1, ds1, ds0;
+  detail::residual_workspace<T> res;
+  detail::attention_workspace<T> attn;
+  detail::ffn_workspace<T> ffn;
+  std::size_t bytes() const {
+    return detail::bytes_of(s0) + detail::bytes_of(s1) + detail::bytes_of(ds1) + detail::bytes_of(ds0) + res.bytes() +
+           attn.bytes() + ffn.bytes();
+  }
+};
+
+template <std::floating_point T, class L>
+struct encoder_grads {
+  tensor3<T> d_input;
+  encoder_params<T, L> d_params;
+};
+
+/// @brief The encoder layer on a batch of `batch` sequences ((B·T)×d_s×p), with an optional key-padding (or
+/// causal) mask for the self-attention; writes `out`, `saved` and uses `ws` (all reused across calls).
+/// @throws shape_error when 𝒳 does not match the layer or the batch, or the mask is invalid.
+template <std::floating_point T, real_transform<T> L>
+void encoder_layer_forward(const encoder_params<T, L>& prm, const tensor3<T>& x, std::size_t batch,
+                           const attention_mask& mask, tensor3<T>& out, encoder_saved<T>& saved,
+                           encoder_workspace<T>& ws) {
+  const auto& cfg = prm.config;
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  TPROD_EXPECTS(x.n() == cfg.width && x.p() == cfg.slices,
+                "nn::encoder_layer_forward: input " + x.shape() + " does not match the layer (rows x " +
+                    std::to_string(cfg.width) + " x " + std::to_string(cfg.slices) + ")");
+  saved.batch = batch;
+  const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;
+  if (in_transform) tm.forward(x, ws.s0);
+  const tensor3<T>& s0 = in_transform ? ws.s0 : x;
+  detail::residual_forward(cfg, tm, prm.ln1, s0, ws.s1, saved.r1, ws.res, [&](const tensor3<T>& in, tensor3<T>& o) {
+    detail::attention_hat_forward(detail::weights_of(prm.attn), tm, in, nullptr, batch, mask, saved.attn, o);
+  });
+  tensor3<T>& s2 = in_transform ? ws.s0 : out;  // s0 is free again once the first sublayer is done
+  detail::residual_forward(cfg, tm, prm.ln2, std::as_const(ws.s1), s2, saved.r2, ws.res,
+                           [&](const tensor3<T>& in, tensor3<T>& o) {
+                             detail::ffn_hat_forward(detail::weights_of(prm.ffn), in, saved.ffn, o);
+                           });
+  if (in_transform) tm.inverse(ws.s0, out);
+}
+
+template <std::floating_point T, real_transform<T> L>
+std::pair<tensor3<T>, encoder_saved<T>> encoder_layer_forward(const encoder_params<T, L>& prm, const tensor3<T>& x,
+                                                              std::size_t batch, const attention_mask& mask = {}) {
+  std::pair<tensor3<T>, encoder_saved<T>> r;
+  encoder_workspace<T> ws;
+  encoder_layer_forward(prm, x, batch, mask, r.first, r.second, ws);
+  return r;
+}
+
+/// @brief Backward pass: d𝒳 and all parameter gradients (assigned into g).
+template <std::floating_point T, real_transform<T> L>
+void encoder_layer_backward(const encoder_params<T, L>& prm, const encoder_saved<T>& saved, const tensor3<T>& d_out,
+                            encoder_grads<T, L>& g, encoder_workspace<T>& ws) {
+  const auto& cfg = prm.config;
+  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  TPROD_EXPECTS(d_out.n() == cfg.width && d_out.p() == cfg.slices && d_out.m() == saved.r1.f_in_hat.m(),
+                "nn::encoder_layer_backward: gradient " + d_out.shape() + " does not match the layer output");
+  const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;
+  if (in_transform) tm.inverse_adjoint(d_out, ws.ds0);
+  const tensor3<T>& ds2 = in_transform ? ws.ds0 : d_out;
+  detail::residual_backward(cfg, tm, prm.ln2, saved.r2, ds2, ws.ds1, g.d_params.ln2, ws.res,
+                            [&](const tensor3<T>& dy, tensor3<T>& dx) {
+                              detail::ffn_hat_backward(detail::weights_of(prm.ffn), saved.r2.f_in_hat, saved.ffn, dy,
+                                                       ws.ffn, dx, false, detail::grads_of(g.d_params.ffn));
+                            });
+  tensor3<T>& ds0 = in_transform ? ws.ds0 : g.d_input;
+  detail::residual_backward(cfg, tm, prm.ln1, saved.r1, std::as_const(ws.ds1), ds0, g.d_params.ln1, ws.res,
+                            [&](const tensor3<T>& dy, tensor3<T>& dx) {
+                              detail::attention_hat_backward(detail::weights_of(prm.attn), tm, saved.r1.f_in_hat,
+                                                             nullptr, saved.attn, dy, ws.attn, dx, nullptr,
+                                                             detail::grads_of(g.d_params.attn));
+                            });
+  if (in_transform) tm.adjoint(ws.ds0, g.d_input);
+}
+
+template <std::floating_point T, real_transform<T> L>
+encoder_grads<T, L> encoder_layer_backward(const encoder_params<T, L>& prm, const encoder_saved<T>& saved,
+                                           const tensor3<T>& d_out) {
+  encoder_grads<T, L> g{tensor3<T>(), zeros_like(prm)};
+  encoder_workspace<T> ws;
+  encoder_layer_backward(prm, saved, d_out, g, ws);
+  return g;
+}
+
+}  // namespace tprod::nn

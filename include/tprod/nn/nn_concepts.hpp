@@ -1,0 +1,29 @@
+#pragma once
+/// @file nn_concepts.hpp
+/// @brief Concepts of the nn area: which transforms the layers accept, and what a parameter set is.
+///
+/// The layers run attention and the activations inside the transform domain, so they need a transform whose
+/// domain scalar is the (real) original scalar: the orthonormal DCT (papers 000 and 001), the identity
+/// (the standard matrix Transformer, p = 1) or any real invertible matrix_transform. The DFT keeps only half of
+/// its complex slices and would put complex numbers into a softmax; it is refused at compile time.
+#include <concepts>
+#include <string_view>
+
+#include "tprod/core/tensor3.hpp"
+#include "tprod/transform/transform_concepts.hpp"
+
+namespace tprod::nn {
+
+/// @brief A transform the layers accept for scalar T: real-valued slices in the transform domain.
+template <class L, class T>
+concept real_transform = std::floating_point<T> && transform_policy<L> &&
+    std::same_as<typename L::template domain_scalar<T>, T> && std::same_as<typename L::template original_scalar<T>, T>;
+
+/// @brief A parameter set: a struct whose `for_each(f)` calls `f(name, tensor3<T>&)` on every trainable
+/// tensor, in a fixed order (so a parameter set and its gradient of the same type visit matching tensors).
+template <class P, class T>
+concept parameter_set = requires(P& params) {
+  params.for_each([](std::string_view, tensor3<T>&) {});
+};
+
+}  // namespace tprod::nn

@@ -1,0 +1,75 @@
+// Tests of core/tensor3.hpp, tensor3_view.hpp, extents.hpp and random.hpp: storage order, maps, conversions, errors.
+#include "tprod_test.hpp"
+
+using namespace tprod;
+
+TEST_CASE_TEMPLATE("storage is offset(i,j,k) = i + m(j + nk) and slices, tubes, unfoldings are maps", T,
+                   TPROD_TEST_SCALARS) {
+  tensor3<T, extents3<2, 3, dynamic_extent>> a(2, 3, 4);
+  for (std::size_t k = 0; k < 4; ++k)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t i = 0; i < 2; ++i) a(i, j, k) = T(real_t<T>(i + 10 * j + 100 * k));
+  for (std::size_t e = 0; e < a.size(); ++e) {
+    const std::size_t i = e % 2, j = (e / 2) % 3, k = e / 6;
+    CHECK(a.data()[e] == T(real_t<T>(i + 10 * j + 100 * k)));
+  }
+  CHECK(a.slice(2)(1, 2) == a(1, 2, 2));
+  CHECK(a.slice(2).data() == a.data() + 12);  // no copy
+  CHECK(a.tube(1, 2)(3) == a(1, 2, 3));
+  CHECK(a.unfold_tubes()(1 + 2 * 2, 3) == a(1, 2, 3));
+  a.slice(1).setZero();
+  CHECK(a(0, 0, 1) == T(0));
+  a.tube(0, 0).setConstant(T(7));
+  CHECK(a(0, 0, 3) == T(7));
+}
+
+TEST_CASE("extents tiers, conversions and shape errors") {
+  using fixed = extents3<2, 3, 4>;
+  using slice_fixed = extents3<2, 3, dynamic_extent>;
+  static_assert(fixed::rank_dynamic == 0 && slice_fixed::rank_dynamic == 1 && dextents3::rank_dynamic == 3);
+  tensor3<double, fixed> f;  // fixed shape, allocated and zero
+  CHECK(f.shape() == "2x3x4");
+  CHECK(f.elements().norm() == 0);
+  tensor3<double> d(f);                     // fixed → dynamic: always fine
+  tensor3<double, slice_fixed> s(d);        // dynamic → fixed: checked at run time
+  CHECK(s.p() == 4);
+  CHECK_THROWS_WITH_AS((tensor3<double, extents3<3, 3, dynamic_extent>>(d)), doctest::Contains("2x3x4"), shape_error);
+  CHECK_THROWS_WITH_AS((tensor3<double, fixed>(2, 3, 5)), doctest::Contains("2x3x5 contradicts the fixed shape 2x3x4"),
+                       shape_error);
+  CHECK_THROWS_WITH_AS(d + tensor3<double>(3, 2, 4), doctest::Contains("2x3x4 and 3x2x4"), shape_error);
+  // Views convert to const views; tensors convert to views.
+  tensor3_view<const double> v = d.view();
+  CHECK(v.data() == d.data());
+  const auto from_view = tensor3<double>(v);
+  CHECK(from_view.data() != d.data());
+  CHECK(from_view.shape() == "2x3x4");
+}
+
+TEST_CASE("from_slices stacks frontal slices and checks their sizes") {
+  const auto t = tensor3<float>::from_slices({Eigen::MatrixXf::Ones(2, 2), Eigen::MatrixXf::Zero(2, 2)});
+  CHECK(t.shape() == "2x2x2");
+  CHECK(t(1, 1, 0) == 1.0f);
+  CHECK(t(1, 1, 1) == 0.0f);
+  CHECK_THROWS_WITH_AS(tensor3<float>::from_slices({Eigen::MatrixXf::Ones(2, 2), Eigen::MatrixXf::Ones(3, 2)}),
+                       doctest::Contains("slice 1 is 3x2"), shape_error);
+}
+
+TEST_CASE_TEMPLATE("random tensors are seeded, reproducible and within [-1, 1]", T, TPROD_TEST_SCALARS) {
+  const auto a = random_tensor3<T>(3, 3, 3, 42), b = random_tensor3<T>(3, 3, 3, 42), c = random_tensor3<T>(3, 3, 3, 43);
+  CHECK((a - b).elements().norm() == 0);
+  CHECK((a - c).elements().norm() > 0);
+  for (std::size_t e = 0; e < a.size(); ++e) CHECK(std::abs(std::real(a.data()[e])) <= 1);
+  CHECK(a.elements().cwiseAbs().maxCoeff() > 0.3);  // not all tiny
+}
+
+TEST_CASE("arithmetic on tensors is elementwise") {
+  auto a = random_tensor3<double>(2, 2, 2, 1);
+  const auto b = random_tensor3<double>(2, 2, 2, 2);
+  const auto s = a + b, d = a - b, x = 2.0 * a, n = -a;
+  for (std::size_t e = 0; e < a.size(); ++e) {
+    CHECK(s.data()[e] == a.data()[e] + b.data()[e]);
+    CHECK(d.data()[e] == a.data()[e] - b.data()[e]);
+    CHECK(x.data()[e] == 2.0 * a.data()[e]);
+    CHECK(n.data()[e] == -a.data()[e]);
+  }
+}

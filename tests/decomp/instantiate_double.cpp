@@ -1,0 +1,4 @@
+// Instantiates the decompositions for double once for the whole test program (see instantiation.hpp).
+#include "tprod/decomp/instantiation.hpp"
+
+TPROD_DECOMP_INSTANTIATE(double)
