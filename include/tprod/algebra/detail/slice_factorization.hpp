@@ -1,0 +1,58 @@
+#pragma once
+/// @file slice_factorization.hpp
+/// @brief Shared machinery of the slice-wise factorizations (L-SVD, L-QR, ranks): visiting the stored
+/// transform-domain slices with the right scalar, and mapping per-stored-slice counts to all p slices.
+#include <Eigen/Core>
+#include <cstddef>
+#include <vector>
+
+#include "tprod/transform/detail/tube_gemm.hpp"
+#include "tprod/transform/transformed.hpp"
+
+namespace tprod::detail {
+
+/// @brief Whether stored slice k of Â is its own complex conjugate: a real tensor under a transform that stores
+/// a conjugate-symmetric half spectrum (the DFT's slices 0 and p/2). Its factors must be real, or the real part
+/// that the half-spectrum inverse takes would not be a factorization any more.
+template <scalar T, transform_policy L, extents3_type E>
+bool self_conjugate_slice(const transformed<T, L, E>& ahat, std::size_t k) {
+  using D = typename L::template domain_scalar<T>;
+  return !is_complex_v<T> && is_complex_v<D> && ahat.stored_slices() < ahat.p() && ahat.slice_weight(k) == 1.0;
+}
+
+/// @brief Calls f(X) with stored slice k of Â as an Eigen matrix expression: its real part (a real matrix) when
+/// the slice is self-conjugate, else the slice itself (a map of the domain scalar). f is generic over both.
+template <scalar T, transform_policy L, extents3_type E, class F>
+void visit_slice(const transformed<T, L, E>& ahat, std::size_t k, F&& f) {
+  using D = typename L::template domain_scalar<T>;
+  if constexpr (is_complex_v<D> && !is_complex_v<T>) {
+    if (self_conjugate_slice(ahat, k)) {
+      const Eigen::Matrix<real_t<D>, Eigen::Dynamic, Eigen::Dynamic> re = ahat.slice(k).real();
+      f(re);
+      return;
+    }
+  }
+  f(ahat.slice(k));
+}
+
+/// @brief The Eigen matrix type of an expression's scalar (the factorization's working type).
+template <class X>
+using matrix_of = Eigen::Matrix<typename std::decay_t<X>::Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+
+/// @brief Per-stored-slice values extended to all p transform-domain slices: identical when every slice is
+/// stored, else (the DFT's conjugate-symmetric half spectrum) slice j takes the value of stored slice min(j, p−j).
+template <class V>
+std::vector<V> to_all_slices(const std::vector<V>& stored, std::size_t p) {
+  if (stored.size() == p) return stored;
+  std::vector<V> all(p);
+  for (std::size_t j = 0; j < p; ++j) all[j] = stored[std::min(j, p - j)];
+  return all;
+}
+
+/// @brief Throws shape_error for a tensor with an empty dimension (the factorizations need m, n, p ≥ 1).
+inline void check_nonempty(const char* what, std::size_t m, std::size_t n, std::size_t p) {
+  TPROD_EXPECTS(m > 0 && n > 0 && p > 0,
+                std::string(what) + ": the tensor " + shape_string(m, n, p) + " has an empty dimension");
+}
+
+}  // namespace tprod::detail

@@ -1,0 +1,24 @@
+#pragma once
+/// @file slice_singular_values.hpp
+/// @brief The singular values of every stored transform-domain slice, without the singular vectors.
+#include <Eigen/SVD>
+#include <algorithm>
+
+#include "tprod/algebra/detail/slice_factorization.hpp"
+
+namespace tprod::detail {
+
+/// @brief σ(i, k): the i-th largest singular value of stored slice k of Â, a min(m, n) × stored_slices matrix.
+template <scalar T, transform_policy L, extents3_type E>
+Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> slice_singular_values(const transformed<T, L, E>& ahat) {
+  check_nonempty("singular values", ahat.m(), ahat.n(), ahat.p());
+  Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma(Eigen::Index(std::min(ahat.m(), ahat.n())),
+                                                                   Eigen::Index(ahat.stored_slices()));
+  for (std::size_t k = 0; k < ahat.stored_slices(); ++k)
+    visit_slice(ahat, k, [&](const auto& x) {
+      sigma.col(Eigen::Index(k)) = Eigen::BDCSVD<matrix_of<decltype(x)>>(x).singularValues();
+    });
+  return sigma;
+}
+
+}  // namespace tprod::detail

@@ -1,0 +1,74 @@
+#pragma once
+/// @file rank.hpp
+/// @brief Ranks under the L-product (paper 000, Def. 9–10): the multi-rank (r_0, …, r_{p−1}) with
+/// r_k = rank(Â_k), the average rank (1/p)·Σ_k r_k and the tubal rank, the number of nonzero singular tubes.
+///
+/// A singular value counts as nonzero when it exceeds the tolerance. Singular tube i is nonzero exactly when
+/// some slice has more than i nonzero singular values, so the tubal rank is max_k r_k: the same tolerance
+/// decides all three ranks, and they stay consistent (tubal ≥ average).
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "tprod/algebra/detail/slice_singular_values.hpp"
+
+namespace tprod {
+
+/// @brief The three ranks of a tensor under an L-product, and the tolerance that decided them.
+struct rank_info {
+  std::size_t tubal_rank = 0;            ///< number of nonzero singular tubes = max_k r_k
+  double average_rank = 0;               ///< (1/p)·Σ_k r_k
+  std::vector<std::size_t> multi_rank;   ///< r_k for each of the p transform-domain slices
+  double tolerance = 0;                  ///< singular values above this counted
+};
+
+/// @brief The default tolerance max(m, n)·ε·σ_max, σ_max the largest singular value of all slices
+/// (numpy.linalg.matrix_rank's rule, applied to the whole transform domain).
+template <class R>
+double default_rank_tolerance(const Eigen::Matrix<R, Eigen::Dynamic, Eigen::Dynamic>& sigma, std::size_t m,
+                              std::size_t n) {
+  return double(std::max(m, n)) * double(std::numeric_limits<R>::epsilon()) * double(sigma.maxCoeff());
+}
+
+/// @brief Multi-rank, average rank and tubal rank of a tensor given in the transform domain.
+/// @param tol count singular values σ > tol; negative (default): default_rank_tolerance.
+/// @throws shape_error for a tensor with an empty dimension.
+template <scalar T, transform_policy L, extents3_type E>
+rank_info ranks(const transformed<T, L, E>& ahat, double tol = -1) {
+  const auto sigma = detail::slice_singular_values(ahat);
+  rank_info info;
+  info.tolerance = tol < 0 ? default_rank_tolerance(sigma, ahat.m(), ahat.n()) : tol;
+  std::vector<std::size_t> stored(ahat.stored_slices());
+  for (std::size_t k = 0; k < stored.size(); ++k)
+    stored[k] = std::size_t((sigma.col(Eigen::Index(k)).array().template cast<double>() > info.tolerance).count());
+  info.multi_rank = detail::to_all_slices(stored, ahat.p());
+  info.tubal_rank = *std::max_element(info.multi_rank.begin(), info.multi_rank.end());
+  double sum = 0;
+  for (auto r : info.multi_rank) sum += double(r);
+  info.average_rank = sum / double(ahat.p());
+  return info;
+}
+
+/// @brief ranks(L(A), tol).
+template <host_tensor3 A, transform_policy L>
+rank_info ranks(const A& a, const L& policy, double tol = -1) {
+  return ranks(transform(a, policy), tol);
+}
+
+/// @brief The L-tubal rank: the number of singular tubes with a singular value above tol (paper 000, Def. 10).
+template <host_tensor3 A, transform_policy L>
+std::size_t tubal_rank(const A& a, const L& policy, double tol = -1) {
+  return ranks(a, policy, tol).tubal_rank;
+}
+/// @brief The L-average rank (1/p)·Σ_k rank(Â_k) (paper 000, Def. 9).
+template <host_tensor3 A, transform_policy L>
+double average_rank(const A& a, const L& policy, double tol = -1) {
+  return ranks(a, policy, tol).average_rank;
+}
+/// @brief The multi-rank (rank(Â_0), …, rank(Â_{p−1})).
+template <host_tensor3 A, transform_policy L>
+std::vector<std::size_t> multi_rank(const A& a, const L& policy, double tol = -1) {
+  return ranks(a, policy, tol).multi_rank;
+}
+
+}  // namespace tprod

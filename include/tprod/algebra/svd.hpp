@@ -1,0 +1,214 @@
+#pragma once
+/// @file svd.hpp
+/// @brief The L-SVD A = U *_L S *_L Vᵀ (paper 000, Thm. 8): one matrix SVD per transform-domain slice,
+/// Â_k = Û_k Ŝ_k V̂_kᴴ, mapped back by L⁻¹. U and V are L-orthogonal, S is f-diagonal; its diagonal tubes
+/// S(i, i, :) are the singular tubes.
+///
+/// Truncations (ARCHITECTURE, pinned): `truncated_svd(A, L, k)` keeps the k largest singular values of every
+/// slice (tubal rank k); `energy_truncated_svd(A, L, γ)` keeps the smallest multi-rank holding at least γ of
+/// ‖Â‖²_F, counting each stored slice with its slice_weight (the DFT's half spectrum stands for p slices).
+/// For Z a multiple of a unitary matrix, ‖A − A_k‖²_F = norm_scale(p) · Σ_k w_k Σ_{discarded i} σ_{ik}²
+/// (norm_scale = 1 for dct and orthogonal Z, 1/p for the unnormalized DFT).
+///
+/// The per-slice SVDs are Eigen's BDCSVD (which itself switches to JacobiSVD below 16 columns). For a real
+/// tensor under the DFT, the self-conjugate slices (0 and p/2) are factorized as real matrices, so U, S and V
+/// come back real and exact.
+#include <Eigen/SVD>
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "tprod/algebra/detail/slice_factorization.hpp"
+#include "tprod/algebra/factor_mode.hpp"
+#include "tprod/transform/transformed.hpp"
+
+namespace tprod {
+
+/// @brief The factors of an L-SVD, in the transform domain (`*_hat`) and in the original domain.
+/// With r the number of singular tubes kept: U m×r×p, S r×r×p, V n×r×p (economy or truncated), or
+/// U m×m×p, S m×n×p, V n×n×p (full, r = min(m, n)).
+template <scalar T, transform_policy L>
+struct svd_result {
+  using real_type = real_t<T>;
+  transformed<T, L> u_hat, s_hat, v_hat;  ///< Û_k, Ŝ_k, V̂_k for every stored slice k
+  tensor3<T> u, s, v;                      ///< U = L⁻¹(Û), S = L⁻¹(Ŝ), V = L⁻¹(V̂)
+  /// @brief sigma(i, k) = Ŝ_k(i, i), the i-th largest singular value of stored slice k kept (0 where discarded).
+  Eigen::Matrix<real_type, Eigen::Dynamic, Eigen::Dynamic> sigma;
+  /// @brief How many singular values each of the p transform-domain slices keeps (the truncation's multi-rank).
+  std::vector<std::size_t> kept;
+
+  /// @brief The number of singular tubes r (columns of U and V).
+  std::size_t tubes() const { return std::size_t(sigma.rows()); }
+  /// @brief The singular tubes S(i, i, :) as the rows of an r×p matrix.
+  Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> singular_tubes() const {
+    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> t(Eigen::Index(tubes()), Eigen::Index(s.p()));
+    for (std::size_t i = 0; i < tubes(); ++i)
+      for (std::size_t k = 0; k < s.p(); ++k) t(Eigen::Index(i), Eigen::Index(k)) = s(i, i, k);
+    return t;
+  }
+};
+
+namespace detail {
+
+template <class D> struct slice_svd {
+  dense_matrix<D> u, v;
+  Eigen::Matrix<real_t<D>, Eigen::Dynamic, 1> sigma;  // min(m, n) values, non-increasing
+};
+
+/// @brief The SVD of every stored slice of Â (thin or full U and V).
+template <scalar T, transform_policy L, extents3_type E>
+auto slice_svds(const transformed<T, L, E>& ahat, factor_mode mode) {
+  using D = typename L::template domain_scalar<T>;
+  check_nonempty("svd", ahat.m(), ahat.n(), ahat.p());
+  const unsigned options = mode == factor_mode::full ? (Eigen::ComputeFullU | Eigen::ComputeFullV)
+                                                     : (Eigen::ComputeThinU | Eigen::ComputeThinV);
+  std::vector<slice_svd<D>> out(ahat.stored_slices());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    visit_slice(ahat, k, [&](const auto& x) {
+      const Eigen::BDCSVD<matrix_of<decltype(x)>> svd(x, options);
+      out[k].u = svd.matrixU().template cast<D>();
+      out[k].v = svd.matrixV().template cast<D>();
+      out[k].sigma = svd.singularValues();
+    });
+  }
+  return out;
+}
+
+/// @brief The result keeping `cols` columns of U and V (all of them in full mode) and `kept[k]` singular values
+/// of stored slice k.
+template <scalar T, transform_policy L, extents3_type E, class D>
+svd_result<T, L> assemble_svd(const transformed<T, L, E>& ahat, const std::vector<slice_svd<D>>& f,
+                              factor_mode mode, std::size_t cols, const std::vector<std::size_t>& kept) {
+  const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p(), q = ahat.stored_slices();
+  const bool full = mode == factor_mode::full;
+  const std::size_t ucols = full ? m : cols, vcols = full ? n : cols, srows = full ? m : cols;
+  transformed<T, L> u_hat(dextents3(m, ucols, p), ahat.transform());
+  transformed<T, L> s_hat(dextents3(srows, vcols, p), ahat.transform());
+  transformed<T, L> v_hat(dextents3(n, vcols, p), ahat.transform());
+  Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma =
+      Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>::Zero(Eigen::Index(cols), Eigen::Index(q));
+  for (std::size_t k = 0; k < q; ++k) {
+    u_hat.slice(k) = f[k].u.leftCols(Eigen::Index(ucols));
+    v_hat.slice(k) = f[k].v.leftCols(Eigen::Index(vcols));
+    for (std::size_t i = 0; i < kept[k]; ++i) {
+      sigma(Eigen::Index(i), Eigen::Index(k)) = f[k].sigma(Eigen::Index(i));
+      s_hat.slice(k)(Eigen::Index(i), Eigen::Index(i)) = f[k].sigma(Eigen::Index(i));
+    }
+  }
+  svd_result<T, L> r{std::move(u_hat), std::move(s_hat), std::move(v_hat), {}, {}, {}, std::move(sigma),
+                     to_all_slices(kept, p)};
+  r.u = inverse_transform(r.u_hat);
+  r.s = inverse_transform(r.s_hat);
+  r.v = inverse_transform(r.v_hat);
+  return r;
+}
+
+/// @brief The smallest Σ_k w_k r_k (the multi-rank summed over all p slices) whose kept energy
+/// Σ_k w_k Σ_{i<r_k} σ_{ik}² reaches γ·Σ_k w_k Σ_i σ_{ik}², over weights 1 and 2.
+///
+/// Given how many singular values each weight class keeps, the best choice is that class's largest σ², which are
+/// prefixes of the (sorted) slices. So it is enough to try every count c₂ of the weight-2 class and find the
+/// fewest weight-1 values c₁ that complete the energy (a binary search over prefix sums): exact, O(N log N).
+template <class R>
+std::vector<std::size_t> energy_ranks(const std::vector<Eigen::Matrix<R, Eigen::Dynamic, 1>>& sigma,
+                                      const std::vector<double>& weight, double gamma) {
+  struct item {
+    double energy;  // σ²
+    std::size_t slice;
+  };
+  std::vector<item> cls[2];
+  for (std::size_t k = 0; k < sigma.size(); ++k) {
+    TPROD_ASSERT(weight[k] == 1.0 || weight[k] == 2.0);
+    for (Eigen::Index i = 0; i < sigma[k].size(); ++i)
+      cls[weight[k] == 2.0].push_back({double(sigma[k](i)) * double(sigma[k](i)), k});
+  }
+  std::vector<double> prefix[2];
+  for (int c = 0; c < 2; ++c) {
+    // Stable: equal values keep slice order and, inside a slice, index order, so the chosen ones are prefixes.
+    std::stable_sort(cls[c].begin(), cls[c].end(), [](const item& a, const item& b) { return a.energy > b.energy; });
+    prefix[c].assign(1, 0.0);
+    for (const item& it : cls[c]) prefix[c].push_back(prefix[c].back() + double(c + 1) * it.energy);
+  }
+  const double target = gamma * (prefix[0].back() + prefix[1].back());
+  std::size_t best_cost = std::size_t(-1), best[2] = {0, 0};
+  for (std::size_t c2 = 0; c2 < prefix[1].size(); ++c2) {
+    const double rest = prefix[1][c2];
+    const auto it = std::partition_point(prefix[0].begin(), prefix[0].end(),
+                                         [&](double p1) { return p1 + rest < target; });
+    if (it == prefix[0].end()) continue;
+    const std::size_t c1 = std::size_t(it - prefix[0].begin()), cost = c1 + 2 * c2;
+    if (cost < best_cost) best_cost = cost, best[0] = c1, best[1] = c2;
+  }
+  std::vector<std::size_t> ranks(sigma.size(), 0);
+  for (int c = 0; c < 2; ++c)
+    for (std::size_t e = 0; e < best[c]; ++e) ++ranks[cls[c][e].slice];
+  return ranks;
+}
+
+}  // namespace detail
+
+/// @brief The L-SVD of a tensor given in the transform domain: Â_k = Û_k Ŝ_k V̂_kᴴ for every stored slice.
+/// @param mode economy (default; r = min(m, n) singular tubes) or full.
+/// @throws shape_error for a tensor with an empty dimension.
+template <scalar T, transform_policy L, extents3_type E>
+svd_result<T, L> svd(const transformed<T, L, E>& ahat, factor_mode mode = factor_mode::economy) {
+  const auto f = detail::slice_svds(ahat, mode);
+  const std::size_t r = std::min(ahat.m(), ahat.n());
+  return detail::assemble_svd(ahat, f, mode, r, std::vector<std::size_t>(f.size(), r));
+}
+
+/// @brief The L-SVD A = U *_L S *_L Vᵀ (paper 000, Thm. 8): Â = L(A), p slice SVDs, factors mapped back by L⁻¹.
+/// @tparam L a transform_policy (dct, dft, matrix_transform, identity_transform).
+/// @throws shape_error for a tensor with an empty dimension or a transform of the wrong size.
+template <host_tensor3 A, transform_policy L>
+auto svd(const A& a, const L& policy, factor_mode mode = factor_mode::economy) {
+  return svd(transform(a, policy), mode);
+}
+
+/// @brief The L-SVD truncated to tubal rank k: the k largest singular values of every slice,
+/// U_k m×k×p, S_k k×k×p, V_k n×k×p, A_k = U_k *_L S_k *_L V_kᵀ (paper 000, §4.4).
+/// @throws shape_error unless 1 ≤ k ≤ min(m, n).
+template <scalar T, transform_policy L, extents3_type E>
+svd_result<T, L> truncated_svd(const transformed<T, L, E>& ahat, std::size_t k) {
+  TPROD_EXPECTS(k >= 1 && k <= std::min(ahat.m(), ahat.n()),
+                "truncated_svd: the rank k = " + std::to_string(k) + " must lie in 1..min(m, n) = " +
+                    std::to_string(std::min(ahat.m(), ahat.n())) + " for the tensor " + ahat.shape());
+  const auto f = detail::slice_svds(ahat, factor_mode::economy);
+  return detail::assemble_svd(ahat, f, factor_mode::economy, k, std::vector<std::size_t>(f.size(), k));
+}
+/// @brief truncated_svd(L(A), k).
+template <host_tensor3 A, transform_policy L>
+auto truncated_svd(const A& a, const L& policy, std::size_t k) {
+  return truncated_svd(transform(a, policy), k);
+}
+
+/// @brief The L-SVD truncated to the smallest multi-rank (r_0, …, r_{p−1}) whose kept energy
+/// Σ_k Σ_{i<r_k} σ_{ik}² is at least γ·‖Â‖²_F, counted over all p transform-domain slices (a stored DFT slice
+/// standing for a conjugate pair counts twice). U and V keep max(1, max_k r_k) columns; slice k of Ŝ keeps
+/// its r_k largest singular values and zeros the rest. `kept` is the multi-rank.
+/// @param gamma in [0, 1]; γ = 1 keeps every nonzero singular value, γ = 0 none.
+/// @throws std::invalid_argument for γ outside [0, 1]; shape_error for an empty tensor.
+template <scalar T, transform_policy L, extents3_type E>
+svd_result<T, L> energy_truncated_svd(const transformed<T, L, E>& ahat, double gamma) {
+  if (!(gamma >= 0.0 && gamma <= 1.0))
+    throw std::invalid_argument("energy_truncated_svd: the energy fraction must lie in [0, 1], got " +
+                                std::to_string(gamma));
+  const auto f = detail::slice_svds(ahat, factor_mode::economy);
+  std::vector<Eigen::Matrix<real_t<T>, Eigen::Dynamic, 1>> sigma;
+  std::vector<double> weight;
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    sigma.push_back(f[k].sigma);
+    weight.push_back(ahat.slice_weight(k));
+  }
+  const std::vector<std::size_t> ranks = detail::energy_ranks(sigma, weight, gamma);
+  const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
+  return detail::assemble_svd(ahat, f, factor_mode::economy, cols, ranks);
+}
+/// @brief energy_truncated_svd(L(A), γ).
+template <host_tensor3 A, transform_policy L>
+auto energy_truncated_svd(const A& a, const L& policy, double gamma) {
+  return energy_truncated_svd(transform(a, policy), gamma);
+}
+
+}  // namespace tprod

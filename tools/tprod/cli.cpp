@@ -1,0 +1,229 @@
+// The tprod program: command-line parsing, help, the transform choice, error reporting and exit statuses.
+// Exit status 0 on success, 1 for a data error, 2 for a usage error; every error is one line on stderr.
+#include "cli.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <iostream>
+#include <new>
+#include <sstream>
+
+#include "tprod/version.hpp"
+
+namespace tprod::cli {
+
+option output_option(const std::string& what) { return {"output", 'o', "FILE", what, true}; }
+option transform_option() {
+  return {"transform", 0, "T", "the L-transform: dct (default), dft, identity or matrix:Z.npy", false};
+}
+
+namespace {
+
+const std::string transforms_help =
+    "Transforms (--transform T), acting along the tubes A[i, j, :]:\n"
+    "  dct            orthonormal DCT-II, scipy.fft.dct(A, type=2, norm=\"ortho\", axis=2) (default)\n"
+    "  dft            unnormalized DFT, numpy.fft.fft(A, axis=2)\n"
+    "  identity       no transform: the facewise product\n"
+    "  matrix:Z.npy   any invertible p x p real or complex Z: Ahat[i, j, :] = Z @ A[i, j, :]\n";
+
+const option help_option{"help", 'h', "", "show this help and exit", false};
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+void print_command_help(const command& c, std::ostream& out) {
+  out << "Usage: tprod " << c.name << " " << c.synopsis << "\n\n" << c.description << "\n\nOptions:\n";
+  std::vector<option> all = c.options;
+  all.push_back(help_option);
+  for (const option& o : all) {
+    std::string left = o.short_name ? std::string("-") + o.short_name + ", --" + o.name : "    --" + o.name;
+    if (!o.meta.empty()) left += " " + o.meta;
+    out << "  " << left << std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') << o.help << "\n";
+  }
+  bool uses_transform = false;
+  for (const option& o : c.options) uses_transform |= o.name == "transform";
+  if (uses_transform) out << "\n" << transforms_help;
+  out << "\nExit status: 0 on success, 1 for a data error, 2 for a usage error.\n";
+}
+
+void print_main_help(std::ostream& out) {
+  out << "Usage: tprod COMMAND [ARGUMENTS] [OPTIONS]\n\n"
+         "Third-order tensors under transform-based tensor-tensor products (the L-product), on NumPy .npy\n"
+         "files: arrays of shape (m, n, p) with the tube index last, A[i, j, k] = A(i, j, k).\n\nCommands:\n";
+  for (const command& c : commands())
+    out << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ') << c.summary << "\n";
+  out << "\n" << transforms_help
+      << "\nRun 'tprod COMMAND --help' for a command's arguments. 'tprod --version' prints the version.\n"
+         "Outputs are written atomically: complete or not at all, an existing file replaced only on success.\n"
+         "Exit status: 0 on success, 1 for a data error, 2 for a usage error.\n";
+}
+
+const option* find_option(const command& c, std::string_view token) {
+  for (const option& o : c.options) {
+    if (token.size() == 2 && token[0] == '-' && o.short_name && token[1] == o.short_name) return &o;
+    if (token.substr(0, 2) == "--" && token.substr(2) == o.name) return &o;
+  }
+  return nullptr;
+}
+
+/// Parses `tprod NAME args...`; prints help and returns nullopt for --help.
+std::optional<invocation> parse(const command& c, const std::vector<std::string>& args, std::ostream& out) {
+  const std::string where = "tprod " + c.name + ": ";
+  const std::string hint = " (see 'tprod " + c.name + " --help')";
+  std::vector<std::string> inputs;
+  std::map<std::string, std::string> values;
+  bool options_done = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string token = args[i];
+    if (options_done || token.size() < 2 || token[0] != '-') {
+      inputs.push_back(token);
+      continue;
+    }
+    if (token == "--") {
+      options_done = true;
+      continue;
+    }
+    if (token == "--help" || token == "-h") {
+      print_command_help(c, out);
+      return std::nullopt;
+    }
+    std::optional<std::string> inline_value;
+    if (const auto eq = token.find('='); token.substr(0, 2) == "--" && eq != std::string::npos) {
+      inline_value = token.substr(eq + 1);
+      token.resize(eq);
+    }
+    const option* o = find_option(c, token);
+    if (!o) throw usage_error(where + "unknown option '" + token + "'" + hint);
+    if (values.count(o->name)) throw usage_error(where + "option --" + o->name + " is given twice");
+    if (o->meta.empty()) {
+      if (inline_value) throw usage_error(where + "option --" + o->name + " takes no value");
+      values[o->name] = "";
+    } else if (inline_value) {
+      values[o->name] = *inline_value;
+    } else {
+      if (i + 1 == args.size()) throw usage_error(where + "option " + token + " needs a value " + o->meta);
+      values[o->name] = args[++i];
+    }
+  }
+  if (inputs.size() != c.inputs.size()) {
+    std::string expected;
+    for (const auto& name : c.inputs) expected += (expected.empty() ? "" : " ") + name;
+    throw usage_error(where + "expected " +
+                      (c.inputs.empty() ? std::string("no input files") : "the input file(s) " + expected) +
+                      ", got " + std::to_string(inputs.size()) + " argument(s)" + hint);
+  }
+  for (const option& o : c.options)
+    if (o.required && !values.count(o.name))
+      throw usage_error(where + "missing " + (o.short_name ? std::string("-") + o.short_name : "--" + o.name) + " " +
+                        o.meta + hint);
+  return invocation(c, std::move(inputs), std::move(values));
+}
+
+}  // namespace
+
+std::size_t parse_count(const invocation& inv, const std::string& name) {
+  const std::string& s = inv.value(name);
+  std::size_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v == 0)
+    throw usage_error(inv.prefix() + "--" + name + " must be a positive integer, got '" + s + "'");
+  return v;
+}
+
+double parse_real(const invocation& inv, const std::string& name, double lo, double hi, bool open_lo) {
+  const std::string& s = inv.value(name);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  const bool ok = ec == std::errc() && end == s.data() + s.size() && std::isfinite(v) && v <= hi &&
+                  (open_lo ? v > lo : v >= lo);
+  if (!ok) {
+    std::ostringstream range;
+    range << (open_lo ? "(" : "[") << lo << ", " << hi << "]";
+    throw usage_error(inv.prefix() + "--" + name + " must be a number in " + range.str() + ", got '" + s + "'");
+  }
+  return v;
+}
+
+void check_transform_spelling(const invocation& inv) {
+  const std::string spec = inv.get("transform").value_or("dct");
+  if (spec == "dct" || spec == "dft" || spec == "identity") return;
+  if (spec.rfind("matrix:", 0) == 0 && spec.size() > 7) return;
+  throw usage_error(inv.prefix() + "unknown transform '" + spec +
+                    "' (expected dct, dft, identity or matrix:Z.npy)");
+}
+
+transform_choice load_transform(const invocation& inv, std::size_t p, const std::string& tubes_from) {
+  check_transform_spelling(inv);
+  transform_choice t;
+  t.spec = inv.get("transform").value_or("dct");
+  if (t.spec == "dct") return t;
+  if (t.spec == "dft") return t.which = transform_choice::kind::dft, t;
+  if (t.spec == "identity") return t.which = transform_choice::kind::identity, t;
+  t.which = transform_choice::kind::matrix;
+  const std::string zfile = t.spec.substr(7);
+  const io::npy_array z = io::read_npy(zfile);
+  if (z.ndim() != 2 || z.shape[0] != z.shape[1])
+    throw data_error(zfile + ": the transform matrix Z must be a square (p, p) array, got shape " +
+                     io::shape_string(z.shape));
+  if (z.shape[0] != p)
+    throw data_error(zfile + ": Z is " + std::to_string(z.shape[0]) + "x" + std::to_string(z.shape[1]) + " but " +
+                     tubes_from);
+  const auto n = Eigen::Index(p);
+  about(zfile, [&] {
+    if (io::is_complex_dtype(z.dtype())) {
+      const auto zc = io::convert(z, io::npy_dtype::complex128, zfile);
+      t.complex_z.emplace(Eigen::Map<const Eigen::MatrixXcd>(zc.values<std::complex<double>>().data(), n, n));
+    } else {
+      const auto zr = io::convert(z, io::npy_dtype::float64, zfile);
+      t.real_z.emplace(Eigen::Map<const Eigen::MatrixXd>(zr.values<double>().data(), n, n));
+    }
+  });
+  return t;
+}
+
+tensor_header read_tensor_header(const std::string& file) {
+  io::npy_reader reader(file);
+  return {file, reader.header().dtype, io::detail::tensor3_extents(reader.header().shape, file)};
+}
+
+}  // namespace tprod::cli
+
+int main(int argc, char** argv) {
+  using namespace tprod::cli;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  std::string where = "tprod: ";
+  try {
+    if (args.empty()) throw usage_error("tprod: missing COMMAND (see 'tprod --help')");
+    if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      print_main_help(std::cout);
+      return 0;
+    }
+    if (args[0] == "--version") {
+      std::cout << "tprod " << TPROD_VERSION_STRING << "\n";
+      return 0;
+    }
+    const command* cmd = nullptr;
+    for (const command& c : commands())
+      if (c.name == args[0]) cmd = &c;
+    if (!cmd) throw usage_error("tprod: unknown command '" + args[0] + "' (see 'tprod --help')");
+    where = "tprod " + cmd->name + ": ";
+    const auto inv = parse(*cmd, std::vector<std::string>(args.begin() + 1, args.end()), std::cout);
+    if (!inv) return 0;
+    cmd->run(*inv, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw data_error("cannot write to standard output");
+    return 0;
+  } catch (const usage_error& e) {
+    std::cerr << one_line(e.what()) << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << where << "out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {  // data_error, io_error, and anything the library reports
+    std::cerr << where << one_line(e.what()) << "\n";
+    return 1;
+  }
+}

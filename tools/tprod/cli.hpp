@@ -1,0 +1,197 @@
+#pragma once
+// The tprod program's shared parts: the command table, the parsed command line, errors with their exit
+// statuses, the transform chosen by --transform, dtype dispatch, and staged atomic outputs.
+//
+// A subcommand is a `command` (name, synopsis, options, run function) defined in its own cmd_*.cpp and listed
+// once in commands.cpp; parsing, --help, error reporting and exit statuses are shared.
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "tprod/io/npy_tensor3.hpp"
+#include "tprod/transform.hpp"
+
+namespace tprod::cli {
+
+/// Bad command line: exit status 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// Bad data (unreadable or malformed file, shape mismatch, singular Z or slice): exit status 1. The message
+/// names the file. (io_error, shape_error and numerical_error from the library are data errors too.)
+struct data_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct option {
+  std::string name;       ///< long name without dashes, e.g. "transform"
+  char short_name = 0;    ///< e.g. 'o' for -o, or 0
+  std::string meta;       ///< value placeholder ("FILE"); empty for a flag
+  std::string help;
+  bool required = false;
+};
+
+class invocation;
+
+struct command {
+  std::string name;
+  std::string synopsis;     ///< arguments after "tprod NAME"
+  std::string summary;      ///< one line for the command list
+  std::string description;  ///< the paragraph of `tprod NAME --help`
+  std::vector<std::string> inputs;  ///< names of the positional input files (their count is checked)
+  std::vector<option> options;
+  std::function<void(const invocation&, std::ostream& out)> run;
+};
+
+/// The command table (commands.cpp).
+const std::vector<command>& commands();
+
+/// A parsed command line of one command.
+class invocation {
+ public:
+  invocation(const command& cmd, std::vector<std::string> inputs, std::map<std::string, std::string> values)
+      : cmd_(cmd), inputs_(std::move(inputs)), values_(std::move(values)) {}
+  const command& cmd() const { return cmd_; }
+  const std::string& input(std::size_t i) const { return inputs_.at(i); }
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  /// The value of an option (required options are always present).
+  const std::string& value(const std::string& name) const { return values_.at(name); }
+  std::optional<std::string> get(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  /// "tprod NAME: " for messages.
+  std::string prefix() const { return "tprod " + cmd_.name + ": "; }
+
+ private:
+  const command& cmd_;
+  std::vector<std::string> inputs_;
+  std::map<std::string, std::string> values_;
+};
+
+// Options shared by several commands.
+option output_option(const std::string& what);
+option transform_option();
+
+/// Parses a whole positive integer option value, or throws usage_error naming the option.
+std::size_t parse_count(const invocation& inv, const std::string& name);
+/// Parses a finite real option value within [lo, hi] (lo excluded when open_lo), or throws usage_error.
+double parse_real(const invocation& inv, const std::string& name, double lo, double hi, bool open_lo);
+
+/// The transform named by --transform: dct (default), dft, identity or matrix:Z.npy.
+struct transform_choice {
+  enum class kind { dct, dft, identity, matrix } which = kind::dct;
+  std::string spec = "dct";  ///< as the user wrote it
+  std::optional<matrix_transform<double>> real_z;
+  std::optional<matrix_transform<std::complex<double>>> complex_z;
+};
+/// Reads --transform (and Z.npy) for tensors with p tubes; `tubes_from` says where p comes from in messages
+/// ("A.npy has 4 tubes").
+/// @throws usage_error for an unknown name, data_error for an unreadable, non-p×p or singular Z.
+transform_choice load_transform(const invocation& inv, std::size_t p, const std::string& tubes_from);
+/// Checks the --transform spelling without reading Z (for commands that learn p only later).
+void check_transform_spelling(const invocation& inv);
+
+/// Calls f(policy) with the chosen transform policy object.
+template <class F>
+void with_transform(const transform_choice& t, F&& f) {
+  switch (t.which) {
+    case transform_choice::kind::dct: return f(dct{});
+    case transform_choice::kind::dft: return f(dft{});
+    case transform_choice::kind::identity: return f(identity_transform{});
+    case transform_choice::kind::matrix:
+      if (t.complex_z) return f(*t.complex_z);
+      return f(*t.real_z);
+  }
+}
+
+/// Calls f(std::type_identity<T>{}) with the scalar of a dtype.
+template <class F>
+void with_scalar(io::npy_dtype d, F&& f) {
+  switch (d) {
+    case io::npy_dtype::float32: return f(std::type_identity<float>{});
+    case io::npy_dtype::float64: return f(std::type_identity<double>{});
+    case io::npy_dtype::complex64: return f(std::type_identity<std::complex<float>>{});
+    case io::npy_dtype::complex128: return f(std::type_identity<std::complex<double>>{});
+  }
+}
+
+/// The header of an input tensor file (2 or 3 dimensions), checked before any data is read.
+struct tensor_header {
+  std::string file;
+  io::npy_dtype dtype;
+  dextents3 extents;
+};
+tensor_header read_tensor_header(const std::string& file);
+
+/// The tensor with every element converted to D (a lossless promotion: real → complex, float → double).
+template <scalar D, scalar T>
+tensor3<D> promoted(const tensor3<T>& a) {
+  if constexpr (std::same_as<D, T>) {
+    return a;
+  } else {
+    tensor3<D> out(a.extents());
+    for (std::size_t e = 0; e < a.size(); ++e) out.data()[e] = D(a.data()[e]);
+    return out;
+  }
+}
+
+/// Runs f, turning the library's shape_error and numerical_error into data_errors that name `file`.
+template <class F>
+decltype(auto) about(const std::string& file, F&& f) {
+  try {
+    return f();
+  } catch (const shape_error& e) {
+    throw data_error(file + ": " + e.what());
+  } catch (const numerical_error& e) {
+    throw data_error(file + ": " + e.what());
+  }
+}
+
+/// Reads the input tensor `file` with its own scalar, loads --transform, and calls f(A, L, transform_choice).
+template <class F>
+void with_input(const invocation& inv, const std::string& file, F&& f) {
+  const tensor_header h = read_tensor_header(file);
+  const transform_choice t = load_transform(inv, h.extents.p(), file + " has " + std::to_string(h.extents.p()) + " tubes");
+  with_scalar(h.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const tensor3<T> a = io::read_tensor3<T>(file);
+    with_transform(t, [&](const auto& l) { f(a, l, t); });
+  });
+}
+
+/// Output files prepared completely (written, flushed, closed) before any of them replaces its target, so a
+/// failure leaves every target as it was and no temporary file behind.
+class staged_outputs {
+ public:
+  template <host_tensor3 X>
+  void add(const std::filesystem::path& file, const X& x) {
+    files_.emplace_back(file);
+    io::write_npy(files_.back(), x);
+    files_.back().finish();
+  }
+  void commit() {
+    for (const auto& f : files_) f.check_replaceable();  // the one failure a rename can still meet here
+    for (auto& f : files_) f.commit();
+  }
+
+ private:
+  std::vector<io::atomic_file> files_;
+};
+
+/// Writes one tensor atomically.
+template <host_tensor3 X>
+void write_output(const std::filesystem::path& file, const X& x) {
+  staged_outputs out;
+  out.add(file, x);
+  out.commit();
+}
+
+}  // namespace tprod::cli
