@@ -15,6 +15,7 @@
 
 #include "tprod/algebra/product.hpp"
 #include "tprod/core/random.hpp"
+#include "tprod/transform/dct.hpp"
 #include "tprod/io.hpp"
 
 namespace {

@@ -1,7 +1,8 @@
 #pragma once
 /// @file algebra.hpp
 /// @brief Umbrella of the algebra area: facewise and L-products, transpose, identity, inverse, norms,
-/// structure predicates and mode-n products.
+/// structure predicates, mode-n products, and the slice factorizations (L-SVD, L-QR, ranks, spectral and
+/// nuclear norms).
 #include "tprod/algebra/facewise.hpp"
 #include "tprod/algebra/identity.hpp"
 #include "tprod/algebra/inverse.hpp"
@@ -9,4 +10,8 @@
 #include "tprod/algebra/norms.hpp"
 #include "tprod/algebra/predicates.hpp"
 #include "tprod/algebra/product.hpp"
+#include "tprod/algebra/qr.hpp"
+#include "tprod/algebra/rank.hpp"
+#include "tprod/algebra/spectral_norms.hpp"
+#include "tprod/algebra/svd.hpp"
 #include "tprod/algebra/transpose.hpp"

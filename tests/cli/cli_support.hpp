@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -55,6 +56,20 @@ inline run_result run(const test::scratch_dir& dir, const std::vector<std::strin
   return r;
 }
 
+/// Checks a usage (2) or data (1) error: exit status, exactly one stderr line containing `text`, no stdout.
+inline void check_error(const run_result& r, int status, const std::string& text) {
+  CAPTURE(r.err);
+  CHECK(r.status == status);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.back() == '\n');
+  CHECK(r.err.find(text) != std::string::npos);
+}
+
+inline void save(const test::scratch_dir& dir, const std::string& name, const io::npy_array& a) {
+  io::write_npy(dir / name, a);
+}
+
 /// An (m, n, p) array as a complex double m·n × p matrix whose column k is slice k (tube index last).
 struct ref_tensor {
   std::size_t m = 0, n = 0, p = 0;
@@ -83,7 +98,7 @@ inline ref_tensor from_slices(std::size_t m, std::size_t n, const std::vector<cm
 
 /// Z of the orthonormal DCT-II, from its formula.
 inline cmat dct_matrix(std::size_t p) {
-  cmat z(Eigen::Index(p), Eigen::Index(p));
+  cmat z = cmat::Zero(Eigen::Index(p), Eigen::Index(p));
   for (std::size_t j = 0; j < p; ++j)
     for (std::size_t k = 0; k < p; ++k)
       z(Eigen::Index(j), Eigen::Index(k)) = std::sqrt((j == 0 ? 1.0 : 2.0) / double(p)) *
@@ -92,26 +107,26 @@ inline cmat dct_matrix(std::size_t p) {
 }
 /// Z of the unnormalized DFT: Z(k, t) = e^{−2πi·kt/p}.
 inline cmat dft_matrix(std::size_t p) {
-  cmat z(Eigen::Index(p), Eigen::Index(p));
+  cmat z = cmat::Zero(Eigen::Index(p), Eigen::Index(p));
   for (std::size_t k = 0; k < p; ++k)
     for (std::size_t t = 0; t < p; ++t)
       z(Eigen::Index(k), Eigen::Index(t)) = std::polar(1.0, -2.0 * std::numbers::pi * double((k * t) % p) / double(p));
   return z;
 }
 
-/// Â(i, j, :) = Z·A(i, j, :).
-inline ref_tensor apply(const cmat& z, const ref_tensor& a) { return {a.m, a.n, a.p, a.tubes * z.transpose()}; }
+/// Â(i, j, :) = Z·A(i, j, :) (not named apply: std::apply would win by ADL for Eigen expressions of std::complex).
+inline ref_tensor along_tubes(const cmat& z, const ref_tensor& a) { return {a.m, a.n, a.p, a.tubes * z.transpose()}; }
 
 /// L⁻¹(f(L(A)_k) for each k) — the slice-wise definition of every L-operation.
 template <class F>
 ref_tensor slicewise(const cmat& z, const ref_tensor& a, std::size_t rows, std::size_t cols, F f) {
-  const ref_tensor ahat = apply(z, a);
+  const ref_tensor ahat = along_tubes(z, a);
   std::vector<cmat> out;
   for (std::size_t k = 0; k < a.p; ++k) out.push_back(f(ahat.slice(k), k));
-  return apply(z.inverse(), from_slices(rows, cols, out));
+  return along_tubes(z.inverse(), from_slices(rows, cols, out));
 }
 inline ref_tensor product(const cmat& z, const ref_tensor& a, const ref_tensor& b) {
-  const ref_tensor bhat = apply(z, b);
+  const ref_tensor bhat = along_tubes(z, b);
   return slicewise(z, a, a.m, b.n, [&](const cmat& s, std::size_t k) -> cmat { return s * bhat.slice(k); });
 }
 inline ref_tensor transpose(const cmat& z, const ref_tensor& a) {

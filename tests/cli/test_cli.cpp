@@ -16,8 +16,6 @@ namespace {
 
 double tol_for(npy_dtype d) { return io::is_double_dtype(d) ? 1e-11 : 2e-5; }
 
-void save(const scratch_dir& dir, const std::string& name, const io::npy_array& a) { io::write_npy(dir / name, a); }
-
 /// Z matrices for the transforms, with a real and a complex well-conditioned Z.
 cmat real_z(std::size_t p) {
   std::srand(3);
@@ -50,16 +48,6 @@ std::vector<transform_case> transform_cases(const scratch_dir& dir, std::size_t 
           {"identity", cmat::Identity(Eigen::Index(p), Eigen::Index(p))},
           {"matrix:Zr.npy", real_z(p)},
           {"matrix:Zc.npy", complex_z(p), true}};
-}
-
-/// Checks a usage (2) or data (1) error: exit status, exactly one stderr line containing `text`, no stdout.
-void check_error(const run_result& r, int status, const std::string& text) {
-  CAPTURE(r.err);
-  CHECK(r.status == status);
-  CHECK(r.out.empty());
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.back() == '\n');
-  CHECK(r.err.find(text) != std::string::npos);
 }
 
 }  // namespace
@@ -111,7 +99,7 @@ TEST_CASE("cli: transform equals a direct O(p²) DFT sum, the DCT-II formula, an
   REQUIRE(run(dir, {"transform", "A32.npy", "-o", "D.npy"}).status == 0);
   const io::npy_array d = io::read_npy(dir / "D.npy");
   CHECK(d.dtype() == npy_dtype::float32);
-  CHECK(rel_error(from_npy(d), apply(dct_matrix(p), from_npy(a))) <= 1e-6);
+  CHECK(rel_error(from_npy(d), along_tubes(dct_matrix(p), from_npy(a))) <= 1e-6);
   REQUIRE(run(dir, {"transform", "A32.npy", "-o", "F32.npy", "--transform", "dft"}).status == 0);
   CHECK(io::read_npy(dir / "F32.npy").dtype() == npy_dtype::complex64);
   CHECK(rel_error(load(dir / "F32.npy"), from_npy(f)) <= 1e-6);
@@ -124,7 +112,7 @@ TEST_CASE("cli: transform equals a direct O(p²) DFT sum, the DCT-II formula, an
       const io::npy_array rhat = io::read_npy(dir / "Rhat.npy");
       const bool complex_out = io::is_complex_dtype(dtype) || tc.spec == "dft" || tc.complex_z;
       CHECK(rhat.dtype() == io::make_dtype(complex_out, io::is_double_dtype(dtype)));
-      CHECK(rel_error(from_npy(rhat), apply(tc.z, load(dir / "R.npy"))) <= tol_for(dtype));
+      CHECK(rel_error(from_npy(rhat), along_tubes(tc.z, load(dir / "R.npy"))) <= tol_for(dtype));
       // --inverse undoes it (complex under dft, as numpy.fft.ifft).
       REQUIRE(run(dir, {"transform", "Rhat.npy", "-o", "Back.npy", "--transform", tc.spec, "--inverse"}).status == 0);
       const io::npy_array back = io::read_npy(dir / "Back.npy");
@@ -135,7 +123,7 @@ TEST_CASE("cli: transform equals a direct O(p²) DFT sum, the DCT-II formula, an
   // --inverse of a real array under dft is the complex numpy.fft.ifft.
   REQUIRE(run(dir, {"transform", "A.npy", "-o", "I.npy", "--transform", "dft", "--inverse"}).status == 0);
   CHECK(io::read_npy(dir / "I.npy").dtype() == npy_dtype::complex128);
-  CHECK(rel_error(load(dir / "I.npy"), apply(dft_matrix(p).inverse(), from_npy(a))) <= 1e-12);
+  CHECK(rel_error(load(dir / "I.npy"), along_tubes(dft_matrix(p).inverse(), from_npy(a))) <= 1e-12);
 }
 
 TEST_CASE("cli: product, transpose, inverse and identity agree with the slice-wise definitions") {
@@ -194,7 +182,7 @@ TEST_CASE("cli: svd writes U, S, V with A = U * S * Vᵀ; --rank and --energy tr
   scratch_dir dir;
   const std::size_t m = 5, n = 4, p = 4;
   for (const auto& tc : transform_cases(dir, p)) {
-    for (npy_dtype dtype : {npy_dtype::float32, npy_dtype::float64}) {
+    for (npy_dtype dtype : {npy_dtype::float32, npy_dtype::float64, npy_dtype::complex64, npy_dtype::complex128}) {
       CAPTURE(tc.spec);
       CAPTURE(io::dtype_name(dtype));
       save(dir, "A.npy", random_array(dtype, {m, n, p}, 11));
@@ -205,7 +193,10 @@ TEST_CASE("cli: svd writes U, S, V with A = U * S * Vᵀ; --rank and --energy tr
       CHECK(u.shape == std::vector<std::size_t>{m, n, p});
       CHECK(s.shape == std::vector<std::size_t>{n, n, p});
       CHECK(v.shape == std::vector<std::size_t>{n, n, p});
-      CHECK(u.dtype() == io::make_dtype(tc.complex_z, io::is_double_dtype(dtype)));
+      // The factors have A's precision; they are complex for complex A or Z, real otherwise (dft included).
+      CHECK(u.dtype() == io::make_dtype(tc.complex_z || io::is_complex_dtype(dtype), io::is_double_dtype(dtype)));
+      CHECK(s.dtype() == u.dtype());
+      CHECK(v.dtype() == u.dtype());
       const auto usv = product(tc.z, product(tc.z, from_npy(u), from_npy(s)), transpose(tc.z, from_npy(v)));
       CHECK(rel_error(usv, a) <= tol_for(dtype) * 10);
       // U is L-orthogonal: Uᵀ * U = I.
@@ -254,6 +245,15 @@ TEST_CASE("cli: rank prints one JSON object") {
         "{\"tubal_rank\": 2, \"average_rank\": 1.3333333333333333, \"multi_rank\": [2, 1, 1], \"transform\": \"identity\"}\n");
   CHECK(run(dir, {"rank", "D.npy", "--transform", "identity", "--tol", "0.001"}).out ==
         "{\"tubal_rank\": 2, \"average_rank\": 1, \"multi_rank\": [2, 1, 0], \"transform\": \"identity\"}\n");
+  // The default tolerance 3·ε·σ_max takes ε of the data's precision: 1e-7 next to σ_max = 2 is noise in
+  // float32 (tolerance 7e-7) but a singular value in float64 (tolerance 1.3e-15).
+  v[18] = 1e-7f;
+  save(dir, "D.npy", d);
+  CHECK(run(dir, {"rank", "D.npy", "--transform", "identity"}).out ==
+        "{\"tubal_rank\": 2, \"average_rank\": 1, \"multi_rank\": [2, 1, 0], \"transform\": \"identity\"}\n");
+  save(dir, "D.npy", io::convert(d, npy_dtype::float64, "D"));
+  CHECK(run(dir, {"rank", "D.npy", "--transform", "identity"}).out ==
+        "{\"tubal_rank\": 2, \"average_rank\": 1.3333333333333333, \"multi_rank\": [2, 1, 1], \"transform\": \"identity\"}\n");
 }
 
 TEST_CASE("cli: usage errors exit with status 2 and one line naming the problem") {

@@ -3,34 +3,50 @@
 // declared extern here, so that each test file does not instantiate and compile them again.
 #include "tprod/tprod.hpp"
 
-#define TPROD_TEST_FOR_EACH_KERNEL(X)                                                                          \
-  X(template void tprod::detail::facewise_into<float>(tprod::tensor3_view<const float>,                        \
-                                                      tprod::tensor3_view<const float>, tprod::tensor3_view<float>)); \
-  X(template void tprod::detail::facewise_into<double>(tprod::tensor3_view<const double>,                      \
-                                                       tprod::tensor3_view<const double>, tprod::tensor3_view<double>)); \
-  X(template void tprod::detail::facewise_into<std::complex<float>>(                                           \
-      tprod::tensor3_view<const std::complex<float>>, tprod::tensor3_view<const std::complex<float>>,           \
-      tprod::tensor3_view<std::complex<float>>));                                                              \
-  X(template void tprod::detail::facewise_into<std::complex<double>>(                                          \
-      tprod::tensor3_view<const std::complex<double>>, tprod::tensor3_view<const std::complex<double>>,         \
-      tprod::tensor3_view<std::complex<double>>));                                                             \
-  X(TPROD_TEST_TUBE_KERNEL(float, float, float));                                                              \
-  X(TPROD_TEST_TUBE_KERNEL(double, double, double));                                                           \
-  X(TPROD_TEST_TUBE_KERNEL(std::complex<float>, std::complex<float>, std::complex<float>));                    \
-  X(TPROD_TEST_TUBE_KERNEL(std::complex<double>, std::complex<double>, std::complex<double>));                 \
-  X(TPROD_TEST_TUBE_KERNEL(std::complex<float>, float, std::complex<float>));                                  \
-  X(TPROD_TEST_TUBE_KERNEL(std::complex<double>, double, std::complex<double>));                               \
-  X(TPROD_TEST_TUBE_KERNEL(float, std::complex<float>, std::complex<float>));                                  \
-  X(TPROD_TEST_TUBE_KERNEL(double, std::complex<double>, std::complex<double>));                               \
-  X(TPROD_TEST_TUBE_KERNEL(std::complex<float>, std::complex<float>, float));                                  \
+namespace tprod::test_kernels {
+template <class S> using matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+}
+
+#define TPROD_TEST_FOR_EACH_KERNEL(X)                                                                              \
+  X(template void tprod::detail::facewise_into<float>(tprod::tensor3_view<const float>,                            \
+                                                      tprod::tensor3_view<const float>, tprod::tensor3_view<float>));\
+  X(template void tprod::detail::facewise_into<double>(tprod::tensor3_view<const double>,                          \
+                                                       tprod::tensor3_view<const double>, tprod::tensor3_view<double>));\
+  X(template void tprod::detail::facewise_into<std::complex<float>>(                                               \
+      tprod::tensor3_view<const std::complex<float>>, tprod::tensor3_view<const std::complex<float>>,              \
+      tprod::tensor3_view<std::complex<float>>));                                                                  \
+  X(template void tprod::detail::facewise_into<std::complex<double>>(                                              \
+      tprod::tensor3_view<const std::complex<double>>, tprod::tensor3_view<const std::complex<double>>,            \
+      tprod::tensor3_view<std::complex<double>>));                                                                 \
+  X(TPROD_TEST_TUBE_KERNEL(float, float, float));                                                                  \
+  X(TPROD_TEST_TUBE_KERNEL(double, double, double));                                                               \
+  X(TPROD_TEST_TUBE_KERNEL(std::complex<float>, std::complex<float>, std::complex<float>));                        \
+  X(TPROD_TEST_TUBE_KERNEL(std::complex<double>, std::complex<double>, std::complex<double>));                     \
+  X(TPROD_TEST_TUBE_KERNEL(std::complex<float>, float, std::complex<float>));                                      \
+  X(TPROD_TEST_TUBE_KERNEL(std::complex<double>, double, std::complex<double>));                                   \
+  X(TPROD_TEST_TUBE_KERNEL(float, std::complex<float>, std::complex<float>));                                      \
+  X(TPROD_TEST_TUBE_KERNEL(double, std::complex<double>, std::complex<double>));                                   \
+  X(TPROD_TEST_TUBE_KERNEL(std::complex<float>, std::complex<float>, float));                                      \
   X(TPROD_TEST_TUBE_KERNEL(std::complex<double>, std::complex<double>, double))
 
-#define TPROD_TEST_TUBE_KERNEL(TIn, S, TOut)                                                                   \
-  template void tprod::detail::apply_along_tubes<TIn, S, TOut>(                                                \
+// The Eigen decompositions behind the slice factorizations, for one scalar: about 75 s of compile time per scalar
+// at -O0, so each is instantiated in its own translation unit (tests/test_decompositions_*.cpp).
+#define TPROD_TEST_DECOMPOSITIONS(X, S)                                                                            \
+  X(template class Eigen::BDCSVD<tprod::test_kernels::matrix<S>>);                                                 \
+  X(template class Eigen::JacobiSVD<tprod::test_kernels::matrix<S>>);                                              \
+  X(template class Eigen::HouseholderQR<tprod::test_kernels::matrix<S>>);                                          \
+  X(template class Eigen::PartialPivLU<tprod::test_kernels::matrix<S>>)
+
+#define TPROD_TEST_TUBE_KERNEL(TIn, S, TOut)                                                                       \
+  template void tprod::detail::apply_along_tubes<TIn, S, TOut>(                                                    \
       tprod::tensor3_view<const TIn>, const tprod::detail::dense_matrix<S>&, tprod::tensor3_view<TOut>)
 
 #ifndef TPROD_TEST_KERNELS_DEFINE
 #define TPROD_TEST_EXTERN(decl) extern decl
 TPROD_TEST_FOR_EACH_KERNEL(TPROD_TEST_EXTERN);
+TPROD_TEST_DECOMPOSITIONS(TPROD_TEST_EXTERN, float);
+TPROD_TEST_DECOMPOSITIONS(TPROD_TEST_EXTERN, double);
+TPROD_TEST_DECOMPOSITIONS(TPROD_TEST_EXTERN, std::complex<float>);
+TPROD_TEST_DECOMPOSITIONS(TPROD_TEST_EXTERN, std::complex<double>);
 #undef TPROD_TEST_EXTERN
 #endif

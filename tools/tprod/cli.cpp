@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <new>
 #include <sstream>
@@ -12,7 +13,7 @@
 
 namespace tprod::cli {
 
-option output_option(const std::string& what) { return {"output", 'o', "FILE", what, true}; }
+option output_option(const std::string& what, const std::string& meta) { return {"output", 'o', meta, what, true}; }
 option transform_option() {
   return {"transform", 0, "T", "the L-transform: dct (default), dft, identity or matrix:Z.npy", false};
 }
@@ -147,6 +148,49 @@ double parse_real(const invocation& inv, const std::string& name, double lo, dou
   return v;
 }
 
+std::string json_number(double v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_counts(const std::vector<std::size_t>& v) {
+  std::string out = "[";
+  for (std::size_t k = 0; k < v.size(); ++k) out += (k ? ", " : "") + std::to_string(v[k]);
+  return out + "]";
+}
+
+void staged_outputs::add(const std::filesystem::path& file, io::npy_dtype dtype, const std::vector<std::size_t>& shape,
+                         const double* data) {
+  if (io::is_complex_dtype(dtype)) throw std::logic_error("staged_outputs::add: real data written as a complex dtype");
+  const std::size_t n = io::npy_header{dtype, true, shape}.size();
+  files_.emplace_back(file);
+  if (dtype == io::npy_dtype::float64) {
+    io::write_npy(files_.back(), dtype, shape, data);
+  } else {
+    const std::vector<float> single(data, data + n);
+    io::write_npy(files_.back(), io::npy_dtype::float32, shape, single.data());
+  }
+  files_.back().finish();
+}
+
 void check_transform_spelling(const invocation& inv) {
   const std::string spec = inv.get("transform").value_or("dct");
   if (spec == "dct" || spec == "dft" || spec == "identity") return;
@@ -182,6 +226,10 @@ transform_choice load_transform(const invocation& inv, std::size_t p, const std:
     }
   });
   return t;
+}
+
+transform_choice load_transform(const invocation& inv, const tensor_header& input) {
+  return load_transform(inv, input.extents.p(), input.file + " has " + std::to_string(input.extents.p()) + " tubes");
 }
 
 tensor_header read_tensor_header(const std::string& file) {

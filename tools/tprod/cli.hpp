@@ -77,13 +77,20 @@ class invocation {
 };
 
 // Options shared by several commands.
-option output_option(const std::string& what);
+/// -o META (FILE, or PREFIX for commands writing several files).
+option output_option(const std::string& what, const std::string& meta = "FILE");
 option transform_option();
 
 /// Parses a whole positive integer option value, or throws usage_error naming the option.
 std::size_t parse_count(const invocation& inv, const std::string& name);
 /// Parses a finite real option value within [lo, hi] (lo excluded when open_lo), or throws usage_error.
 double parse_real(const invocation& inv, const std::string& name, double lo, double hi, bool open_lo);
+
+// JSON text for the commands that print one object: a number in its shortest round-trip form (10, 2.5), a
+// quoted and escaped string, an array of counts.
+std::string json_number(double v);
+std::string json_string(const std::string& s);
+std::string json_counts(const std::vector<std::size_t>& v);
 
 /// The transform named by --transform: dct (default), dft, identity or matrix:Z.npy.
 struct transform_choice {
@@ -96,6 +103,9 @@ struct transform_choice {
 /// ("A.npy has 4 tubes").
 /// @throws usage_error for an unknown name, data_error for an unreadable, non-p×p or singular Z.
 transform_choice load_transform(const invocation& inv, std::size_t p, const std::string& tubes_from);
+struct tensor_header;
+/// load_transform for the p of an input tensor file ("A.npy has 4 tubes").
+transform_choice load_transform(const invocation& inv, const tensor_header& input);
 /// Checks the --transform spelling without reading Z (for commands that learn p only later).
 void check_transform_spelling(const invocation& inv);
 
@@ -131,9 +141,11 @@ struct tensor_header {
 };
 tensor_header read_tensor_header(const std::string& file);
 
-/// The tensor with every element converted to D (a lossless promotion: real → complex, float → double).
+/// The tensor with every element converted to D: a promotion (real → complex, float → double), or the rounding
+/// of a double-precision result back to the single precision of its input.
 template <scalar D, scalar T>
-tensor3<D> promoted(const tensor3<T>& a) {
+  requires(is_complex_v<D> || !is_complex_v<T>)
+tensor3<D> converted(const tensor3<T>& a) {
   if constexpr (std::same_as<D, T>) {
     return a;
   } else {
@@ -159,12 +171,25 @@ decltype(auto) about(const std::string& file, F&& f) {
 template <class F>
 void with_input(const invocation& inv, const std::string& file, F&& f) {
   const tensor_header h = read_tensor_header(file);
-  const transform_choice t = load_transform(inv, h.extents.p(), file + " has " + std::to_string(h.extents.p()) + " tubes");
+  const transform_choice t = load_transform(inv, h);
   with_scalar(h.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const tensor3<T> a = io::read_tensor3<T>(file);
     with_transform(t, [&](const auto& l) { f(a, l, t); });
   });
+}
+
+/// Reads the input tensor `file` in double precision, loads --transform, and calls f(A, transform_choice, header):
+/// for the commands that compute in double (factorizations.hpp). A is complex<double> for complex data and for
+/// real data under a complex Z (whose factors are complex), else double.
+template <class F>
+void with_input_in_double(const invocation& inv, const std::string& file, F&& f) {
+  const tensor_header h = read_tensor_header(file);
+  const transform_choice t = load_transform(inv, h);
+  if (io::is_complex_dtype(h.dtype) || t.complex_z)
+    f(io::read_tensor3<std::complex<double>>(file), t, h);
+  else
+    f(io::read_tensor3<double>(file), t, h);
 }
 
 /// Output files prepared completely (written, flushed, closed) before any of them replaces its target, so a
@@ -176,6 +201,18 @@ class staged_outputs {
     files_.emplace_back(file);
     io::write_npy(files_.back(), x);
     files_.back().finish();
+  }
+  /// Adds a column-major double-precision array of any order as `dtype` (float64, or float32 rounded).
+  void add(const std::filesystem::path& file, io::npy_dtype dtype, const std::vector<std::size_t>& shape,
+           const double* data);
+  /// Adds a double-precision result as `dtype`: rounded to single precision when that is the input's.
+  template <scalar W>
+  void add(const std::filesystem::path& file, const tensor3<W>& x, io::npy_dtype dtype) {
+    using single = std::conditional_t<is_complex_v<W>, std::complex<float>, float>;
+    if (io::is_double_dtype(dtype))
+      add(file, x);
+    else
+      add(file, converted<single>(x));
   }
   void commit() {
     for (const auto& f : files_) f.check_replaceable();  // the one failure a rename can still meet here

@@ -22,7 +22,7 @@ command product_command() {
                                (a.extents.p() != b.extents.p()
                                     ? "their tube counts differ"
                                     : "the columns of the first differ from the rows of the second"));
-            const auto t = load_transform(inv, a.extents.p(), a.file + " has " + std::to_string(a.extents.p()) + " tubes");
+            const auto t = load_transform(inv, a);
             with_scalar(io::promote(a.dtype, b.dtype), [&](auto tag) {
               using T = typename decltype(tag)::type;
               const auto x = io::read_tensor3<T>(a.file);

@@ -1,14 +1,10 @@
-// tprod svd and tprod rank: the two commands built on the slice SVDs, kept in one translation unit because
-// Eigen's BDCSVD costs about a minute of compile time per scalar type and both need it for all four.
+// tprod svd and tprod rank: the two commands built on the slice SVDs, which compute in double precision
+// (factorizations.hpp).
 //   tprod svd A.npy -o PREFIX [--transform T] [--rank K | --energy G]: the L-SVD, written as PREFIX_{U,S,V}.npy.
 //   tprod rank A.npy [--transform T] [--tol TOL]: tubal, average and multi-rank as one JSON object.
-#include <charconv>
-#include <cstdio>
 #include <limits>
 
-#include "cli.hpp"
-#include "tprod/algebra/rank.hpp"
-#include "tprod/algebra/svd.hpp"
+#include "factorizations.hpp"
 
 namespace tprod::cli {
 
@@ -23,7 +19,7 @@ command svd_command() {
           "(r = the largest kept slice rank; discarded singular values are zero in S).\n"
           "The factors have A's dtype; real under dft for real A. All three files are replaced together.",
           {"A.npy"},
-          {output_option("prefix of the output files PREFIX_U.npy, PREFIX_S.npy, PREFIX_V.npy"),
+          {output_option("prefix of the output files PREFIX_U.npy, PREFIX_S.npy, PREFIX_V.npy", "PREFIX"),
            transform_option(),
            {"rank", 0, "K", "truncate to tubal rank K", false},
            {"energy", 0, "G", "truncate to the energy fraction G, 0 < G <= 1", false}},
@@ -35,45 +31,16 @@ command svd_command() {
             check_transform_spelling(inv);
             const std::string& file = inv.input(0);
             const std::string prefix = inv.value("output");
-            with_input(inv, file, [&](const auto& a, const auto& l, const auto&) {
-              const auto r = about(file, [&] {
-                return k ? truncated_svd(a, l, k) : gamma > 0 ? energy_truncated_svd(a, l, gamma) : svd(a, l);
-              });
+            with_input_in_double(inv, file, [&](const auto& a, const transform_choice& t, const tensor_header& h) {
+              const auto r = about(file, [&] { return lsvd(a, t, {k, gamma}); });
               staged_outputs out;
-              out.add(prefix + "_U.npy", r.u);
-              out.add(prefix + "_S.npy", r.s);
-              out.add(prefix + "_V.npy", r.v);
+              out.add(prefix + "_U.npy", r.u, h.dtype);
+              out.add(prefix + "_S.npy", r.s, h.dtype);
+              out.add(prefix + "_V.npy", r.v, h.dtype);
               out.commit();
             });
           }};
 }
-
-namespace {
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form: 10, 2.5
-  return std::string(buf, end);
-}
-
-}  // namespace
 
 command rank_command() {
   return {"rank",
@@ -91,12 +58,13 @@ command rank_command() {
                 inv.has("tol") ? parse_real(inv, "tol", 0.0, std::numeric_limits<double>::max(), false) : -1.0;
             check_transform_spelling(inv);
             const std::string& file = inv.input(0);
-            with_input(inv, file, [&](const auto& a, const auto& l, const transform_choice& t) {
-              const rank_info r = about(file, [&] { return ranks(a, l, tol); });
+            with_input_in_double(inv, file, [&](const auto& a, const transform_choice& t, const tensor_header& h) {
+              const double epsilon = io::is_double_dtype(h.dtype) ? std::numeric_limits<double>::epsilon()
+                                                                  : std::numeric_limits<float>::epsilon();
+              const rank_info r = about(file, [&] { return lranks(a, t, tol, epsilon); });
               out << "{\"tubal_rank\": " << r.tubal_rank << ", \"average_rank\": " << json_number(r.average_rank)
-                  << ", \"multi_rank\": [";
-              for (std::size_t k = 0; k < r.multi_rank.size(); ++k) out << (k ? ", " : "") << r.multi_rank[k];
-              out << "], \"transform\": " << json_string(t.spec) << "}\n";
+                  << ", \"multi_rank\": " << json_counts(r.multi_rank) << ", \"transform\": " << json_string(t.spec)
+                  << "}\n";
             });
           }};
 }

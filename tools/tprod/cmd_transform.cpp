@@ -27,7 +27,7 @@ template <class T, class L>
 auto inverse_of(const tensor3<T>& ahat_data, const L& l) {
   using S = std::conditional_t<std::same_as<L, dft>, complex_t<T>, typename L::template original_scalar<T>>;
   transformed<S, L> ahat(ahat_data.extents(), l);
-  ahat.data() = promoted<typename L::template domain_scalar<S>>(ahat_data);
+  ahat.data() = converted<typename L::template domain_scalar<S>>(ahat_data);
   return inverse_transform(ahat);
 }
 

@@ -10,11 +10,13 @@ command inverse_command();
 command identity_command();
 command svd_command();
 command rank_command();
+command tucker_command();
+command tt_command();
 
 const std::vector<command>& commands() {
   static const std::vector<command> table = {product_command(),  transform_command(), transpose_command(),
                                              inverse_command(),  identity_command(),  svd_command(),
-                                             rank_command()};
+                                             rank_command(),     tucker_command(),    tt_command()};
   return table;
 }
 

@@ -23,21 +23,24 @@ struct rank_info {
 };
 
 /// @brief The default tolerance max(m, n)·ε·σ_max, σ_max the largest singular value of all slices
-/// (numpy.linalg.matrix_rank's rule, applied to the whole transform domain).
+/// (numpy.linalg.matrix_rank's rule, applied to the whole transform domain); ε is that of R unless given
+/// (data measured in single precision but computed in double keeps single precision's ε).
 template <class R>
 double default_rank_tolerance(const Eigen::Matrix<R, Eigen::Dynamic, Eigen::Dynamic>& sigma, std::size_t m,
-                              std::size_t n) {
-  return double(std::max(m, n)) * double(std::numeric_limits<R>::epsilon()) * double(sigma.maxCoeff());
+                              std::size_t n, double epsilon = std::numeric_limits<R>::epsilon()) {
+  return double(std::max(m, n)) * epsilon * double(sigma.maxCoeff());
 }
 
 /// @brief Multi-rank, average rank and tubal rank of a tensor given in the transform domain.
-/// @param tol count singular values σ > tol; negative (default): default_rank_tolerance.
+/// @param tol count singular values σ > tol; negative (default): default_rank_tolerance with ε = epsilon.
+/// @param epsilon the ε of the default tolerance: that of T's precision unless given.
 /// @throws shape_error for a tensor with an empty dimension.
 template <scalar T, transform_policy L, extents3_type E>
-rank_info ranks(const transformed<T, L, E>& ahat, double tol = -1) {
+rank_info ranks(const transformed<T, L, E>& ahat, double tol = -1,
+                double epsilon = std::numeric_limits<real_t<T>>::epsilon()) {
   const auto sigma = detail::slice_singular_values(ahat);
   rank_info info;
-  info.tolerance = tol < 0 ? default_rank_tolerance(sigma, ahat.m(), ahat.n()) : tol;
+  info.tolerance = tol < 0 ? default_rank_tolerance(sigma, ahat.m(), ahat.n(), epsilon) : tol;
   std::vector<std::size_t> stored(ahat.stored_slices());
   for (std::size_t k = 0; k < stored.size(); ++k)
     stored[k] = std::size_t((sigma.col(Eigen::Index(k)).array().template cast<double>() > info.tolerance).count());
@@ -49,10 +52,11 @@ rank_info ranks(const transformed<T, L, E>& ahat, double tol = -1) {
   return info;
 }
 
-/// @brief ranks(L(A), tol).
+/// @brief ranks(L(A), tol, epsilon).
 template <host_tensor3 A, transform_policy L>
-rank_info ranks(const A& a, const L& policy, double tol = -1) {
-  return ranks(transform(a, policy), tol);
+rank_info ranks(const A& a, const L& policy, double tol = -1,
+                double epsilon = std::numeric_limits<real_t<value_type_of<A>>>::epsilon()) {
+  return ranks(transform(a, policy), tol, epsilon);
 }
 
 /// @brief The L-tubal rank: the number of singular tubes with a singular value above tol (paper 000, Def. 10).

@@ -1,0 +1,349 @@
+// tprod tucker and tprod tt, driven as a user drives them: the written arrays are read back and contracted here,
+// element by element from the definitions, and compared with the input and with the printed JSON summary.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <numeric>
+
+#include "cli_support.hpp"
+
+using namespace tprod;
+using namespace tprod::cli_test;
+using io::npy_dtype;
+using tprod::test::scratch_dir;
+
+namespace {
+
+using shape_t = std::vector<std::size_t>;
+
+/// The values of an array in double, Fortran order (index i_0 fastest).
+std::vector<double> values(const io::npy_array& a) { return io::convert(a, npy_dtype::float64, "test").values<double>(); }
+
+/// Fortran-order offset of a multi-index.
+std::size_t offset(const shape_t& shape, const shape_t& index) {
+  std::size_t off = 0;
+  for (std::size_t n = shape.size(); n-- > 0;) off = off * shape[n] + index[n];
+  return off;
+}
+
+/// Calls f(index) for every multi-index of a shape.
+void for_each_index(const shape_t& shape, const std::function<void(const shape_t&)>& f) {
+  const std::size_t total = std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>());
+  shape_t index(shape.size(), 0);
+  for (std::size_t e = 0; e < total; ++e) {
+    f(index);
+    for (std::size_t n = 0; n < shape.size() && ++index[n] == shape[n]; ++n) index[n] = 0;
+  }
+}
+
+/// X̂[i_1, …, i_N] = Σ_r G[r_1, …, r_N] Π_n U_n[i_n, r_n], from PREFIX_core.npy and PREFIX_factor{n}.npy.
+std::vector<double> tucker_reconstruction(const scratch_dir& dir, const std::string& prefix, const shape_t& shape) {
+  const io::npy_array g = io::read_npy(dir / (prefix + "_core.npy"));
+  REQUIRE(g.ndim() == shape.size());
+  std::vector<io::npy_array> u;
+  for (std::size_t n = 0; n < shape.size(); ++n) {
+    u.push_back(io::read_npy(dir / (prefix + "_factor" + std::to_string(n) + ".npy")));
+    REQUIRE(u[n].shape == shape_t{shape[n], g.shape[n]});
+  }
+  const std::vector<double> gv = values(g);
+  std::vector<std::vector<double>> uv;
+  for (const auto& f : u) uv.push_back(values(f));
+  std::vector<double> x(std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>()));
+  for_each_index(shape, [&](const shape_t& i) {
+    double sum = 0;
+    for_each_index(g.shape, [&](const shape_t& r) {
+      double term = gv[offset(g.shape, r)];
+      for (std::size_t n = 0; n < shape.size(); ++n) term *= uv[n][i[n] + shape[n] * r[n]];
+      sum += term;
+    });
+    x[offset(shape, i)] = sum;
+  });
+  return x;
+}
+
+/// X̂[i_1, …, i_N] = core0[:, i_1, :] · core1[:, i_2, :] ⋯ from PREFIX_core{n}.npy.
+std::vector<double> tt_reconstruction(const scratch_dir& dir, const std::string& prefix, const shape_t& shape,
+                                      shape_t& ranks) {
+  std::vector<io::npy_array> cores;
+  ranks = {1};
+  for (std::size_t n = 0; n < shape.size(); ++n) {
+    cores.push_back(io::read_npy(dir / (prefix + "_core" + std::to_string(n) + ".npy")));
+    REQUIRE(cores[n].ndim() == 3);
+    REQUIRE(cores[n].shape[0] == ranks.back());
+    REQUIRE(cores[n].shape[1] == shape[n]);
+    ranks.push_back(cores[n].shape[2]);
+  }
+  REQUIRE(ranks.back() == 1);
+  CHECK(!std::filesystem::exists(dir / (prefix + "_core" + std::to_string(shape.size()) + ".npy")));
+  std::vector<double> x(std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>()));
+  for_each_index(shape, [&](const shape_t& i) {
+    Eigen::RowVectorXd row = Eigen::RowVectorXd::Ones(1);
+    for (std::size_t n = 0; n < shape.size(); ++n) {
+      const auto& s = cores[n].shape;
+      const std::vector<double> c = values(cores[n]);
+      Eigen::MatrixXd slice = Eigen::MatrixXd::Zero(Eigen::Index(s[0]), Eigen::Index(s[2]));
+      for (std::size_t a = 0; a < s[0]; ++a)
+        for (std::size_t b = 0; b < s[2]; ++b) slice(Eigen::Index(a), Eigen::Index(b)) = c[a + s[0] * (i[n] + s[1] * b)];
+      row = row * slice;
+    }
+    x[offset(shape, i)] = row(0);
+  });
+  return x;
+}
+
+/// ‖approx − x‖_F / ‖x‖_F.
+double rel_diff(const std::vector<double>& approx, const std::vector<double>& x) {
+  REQUIRE(approx.size() == x.size());
+  double d = 0, n = 0;
+  for (std::size_t e = 0; e < x.size(); ++e) d += (approx[e] - x[e]) * (approx[e] - x[e]), n += x[e] * x[e];
+  return std::sqrt(d / n);
+}
+
+/// The printed summary {"relative_error": e, "compression_ratio": c, "ranks": [...]}.
+struct summary {
+  double relative_error = -1, compression_ratio = -1;
+  shape_t ranks;
+};
+summary parse_summary(const std::string& out) {
+  CAPTURE(out);
+  summary s;
+  REQUIRE(out.rfind("{\"relative_error\": ", 0) == 0);
+  REQUIRE(out.back() == '\n');
+  REQUIRE(std::count(out.begin(), out.end(), '\n') == 1);
+  const char* p = out.c_str() + out.find(':') + 1;
+  char* end = nullptr;
+  s.relative_error = std::strtod(p, &end);
+  REQUIRE(std::string(end).rfind(", \"compression_ratio\": ", 0) == 0);
+  s.compression_ratio = std::strtod(end + 23, &end);
+  REQUIRE(std::string(end).rfind(", \"ranks\": [", 0) == 0);
+  p = end + 12;
+  while (*p != ']') {
+    s.ranks.push_back(std::strtoul(p, &end, 10));
+    REQUIRE(end != p);
+    p = *end == ',' ? end + 2 : end;
+  }
+  CHECK(std::string(p) == "]}\n");
+  return s;
+}
+
+std::size_t entries(const shape_t& shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>());
+}
+
+/// A real array of the shape with Tucker ranks at most r in every mode: a random r×⋯×r core times random factors.
+io::npy_array low_rank_array(npy_dtype dtype, const shape_t& shape, std::size_t r, unsigned seed) {
+  std::srand(seed);
+  const shape_t core_shape(shape.size(), r);
+  std::vector<double> g(entries(core_shape));
+  for (auto& v : g) v = 2.0 * std::rand() / RAND_MAX - 1;
+  std::vector<Eigen::MatrixXd> u;
+  for (const std::size_t i : shape) u.push_back(Eigen::MatrixXd::Random(Eigen::Index(i), Eigen::Index(r)));
+  std::vector<double> x(entries(shape));
+  for_each_index(shape, [&](const shape_t& i) {
+    double sum = 0;
+    for_each_index(core_shape, [&](const shape_t& k) {
+      double term = g[offset(core_shape, k)];
+      for (std::size_t n = 0; n < shape.size(); ++n) term *= u[n](Eigen::Index(i[n]), Eigen::Index(k[n]));
+      sum += term;
+    });
+    x[offset(shape, i)] = sum;
+  });
+  if (dtype == npy_dtype::float32) return io::npy_array(shape, std::vector<float>(x.begin(), x.end()));
+  return io::npy_array(shape, x);
+}
+
+/// How close an exact decomposition comes: float32 outputs carry their rounding.
+double tol_for(npy_dtype d) { return d == npy_dtype::float64 ? 1e-12 : 1e-6; }
+
+/// The printed error agrees with the one measured here to 1e-6 relative, or both are below the precision's noise.
+void check_same_error(double printed, double measured, npy_dtype d) {
+  CHECK(std::abs(printed - measured) <= 1e-6 * measured + tol_for(d));
+}
+
+}  // namespace
+
+TEST_CASE("cli: tucker of reshape(1:27, 3, 3, 3) (Fortran order) is the known HOSVD") {
+  scratch_dir dir;
+  std::vector<double> x(27);
+  std::iota(x.begin(), x.end(), 1.0);
+  save(dir, "X.npy", io::npy_array(shape_t{3, 3, 3}, x));
+  for (const char* method : {"hosvd", "sthosvd", "hooi"}) {
+    CAPTURE(method);
+    const auto r = run(dir, {"tucker", "X.npy", "-o", "T", "--tol", "1e-10", "--method", method});
+    REQUIRE(r.status == 0);
+    const summary s = parse_summary(r.out);
+    CHECK(s.ranks == shape_t{2, 2, 2});
+    CHECK(s.relative_error <= 1e-13);
+    CHECK(s.compression_ratio == doctest::Approx(27.0 / (8 + 3 * 6)).epsilon(1e-15));
+    CHECK(rel_diff(tucker_reconstruction(dir, "T", {3, 3, 3}), x) <= 1e-13);
+    CHECK(std::abs(values(io::read_npy(dir / "T_core.npy"))[0]) == doctest::Approx(83.01598119750199).epsilon(1e-13));
+    const std::vector<double> u0 = values(io::read_npy(dir / "T_factor0.npy"));
+    const double sign = u0[0] > 0 ? 1 : -1;
+    CHECK(sign * u0[0] == doctest::Approx(0.54521).epsilon(1e-4));
+    CHECK(sign * u0[1] == doctest::Approx(0.57677).epsilon(1e-4));
+    CHECK(sign * u0[2] == doctest::Approx(0.60834).epsilon(1e-4));
+  }
+  // The same array in C order (x[i, j, k] stored with k fastest) gives the same decomposition.
+  std::vector<double> c_order;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t k = 0; k < 3; ++k) c_order.push_back(x[i + 3 * j + 9 * k]);
+  std::string bytes = io::serialize_npy(io::npy_array(shape_t{3, 3, 3}, c_order));
+  bytes.replace(bytes.find("True"), 4, "False");
+  bytes.erase(bytes.find(" \n"), 1);  // keep the header length
+  tprod::test::put_bytes(dir / "C.npy", bytes);
+  const auto r = run(dir, {"tucker", "C.npy", "-o", "C", "--ranks", "2,2,2", "--method", "hosvd"});
+  REQUIRE(r.status == 0);
+  CHECK(rel_diff(tucker_reconstruction(dir, "C", {3, 3, 3}), x) <= 1e-13);
+}
+
+TEST_CASE("cli: tucker by ranks and by tolerance, every method, orders 2 to 4, float32 and float64") {
+  scratch_dir dir;
+  for (const shape_t& shape : {shape_t{6, 5}, shape_t{4, 5, 6}, shape_t{3, 4, 2, 3}}) {
+    for (const npy_dtype dtype : {npy_dtype::float32, npy_dtype::float64}) {
+      for (const char* method : {"hosvd", "sthosvd", "hooi"}) {
+        CAPTURE(shape.size());
+        CAPTURE(io::dtype_name(dtype));
+        CAPTURE(method);
+        save(dir, "X.npy", low_rank_array(dtype, shape, 2, 7));
+        const std::vector<double> x = values(io::read_npy(dir / "X.npy"));
+        // Full ranks: exact (to the output's precision).
+        const auto full = run(dir, {"tucker", "X.npy", "-o", "F", "--method", method, "--ranks",
+                                    [&] {
+                                      std::string s;
+                                      for (auto i : shape) s += (s.empty() ? "" : ",") + std::to_string(i);
+                                      return s;
+                                    }()});
+        REQUIRE(full.status == 0);
+        const summary f = parse_summary(full.out);
+        CHECK(f.ranks == shape);
+        CHECK(io::read_npy(dir / "F_core.npy").dtype() == dtype);
+        CHECK(io::read_npy(dir / "F_factor0.npy").dtype() == dtype);
+        const double err_full = rel_diff(tucker_reconstruction(dir, "F", shape), x);
+        CHECK(err_full <= tol_for(dtype));
+        check_same_error(f.relative_error, err_full, dtype);
+        // Rank 1 everywhere: an approximation whose printed error is the measured one.
+        const auto one = run(dir, {"tucker", "X.npy", "-o", "R", "--method", method, "--ranks",
+                                   shape.size() == 2 ? "1,1" : shape.size() == 3 ? "1,1,1" : "1,1,1,1"});
+        REQUIRE(one.status == 0);
+        const summary o = parse_summary(one.out);
+        CHECK(o.ranks == shape_t(shape.size(), 1));
+        const double err_one = rel_diff(tucker_reconstruction(dir, "R", shape), x);
+        CHECK(err_one > 1e-3);
+        check_same_error(o.relative_error, err_one, dtype);
+        CHECK(o.compression_ratio ==
+              doctest::Approx(double(entries(shape)) / double(1 + std::accumulate(shape.begin(), shape.end(), 0u))));
+        // A tolerance finds the multilinear rank (2, …, 2) of the data.
+        const auto tol = run(dir, {"tucker", "X.npy", "-o", "E", "--method", method, "--tol", "1e-4"});
+        REQUIRE(tol.status == 0);
+        const summary e = parse_summary(tol.out);
+        CHECK(e.ranks == shape_t(shape.size(), 2));
+        CHECK(e.relative_error <= 1e-4);
+        CHECK(rel_diff(tucker_reconstruction(dir, "E", shape), x) <= 1e-4);
+        CHECK(!std::filesystem::exists(dir / ("E_factor" + std::to_string(shape.size()) + ".npy")));
+      }
+    }
+  }
+}
+
+TEST_CASE("cli: tt recovers a TT of ranks (1, 2, 3, 1), honours --eps and --max-rank") {
+  scratch_dir dir;
+  // A random TT of shape (3, 3, 3) and ranks (1, 2, 3, 1), contracted here.
+  std::srand(5);
+  const Eigen::MatrixXd g0 = Eigen::MatrixXd::Random(3, 2);  // (i1, r1)
+  std::vector<Eigen::MatrixXd> g1(3, Eigen::MatrixXd::Zero(2, 3));
+  for (auto& m : g1) m = Eigen::MatrixXd::Random(2, 3);  // per i2: (r1, r2)
+  const Eigen::MatrixXd g2 = Eigen::MatrixXd::Random(3, 3);  // (r2, i3)
+  std::vector<double> x(27);
+  for_each_index({3, 3, 3}, [&](const shape_t& i) {
+    x[offset({3, 3, 3}, i)] = (g0.row(Eigen::Index(i[0])) * g1[i[1]] * g2.col(Eigen::Index(i[2])))(0);
+  });
+  save(dir, "X.npy", io::npy_array(shape_t{3, 3, 3}, x));
+  auto r = run(dir, {"tt", "X.npy", "-o", "T", "--eps", "1e-12"});
+  REQUIRE(r.status == 0);
+  summary s = parse_summary(r.out);
+  shape_t ranks;
+  CHECK(rel_diff(tt_reconstruction(dir, "T", {3, 3, 3}, ranks), x) <= 1e-9);
+  CHECK(ranks == shape_t{1, 2, 3, 1});
+  CHECK(s.ranks == ranks);
+  CHECK(s.relative_error <= 1e-12);
+  CHECK(s.compression_ratio == doctest::Approx(27.0 / (6 + 18 + 9)));
+
+  // --max-rank caps every rank; the printed error is the measured one.
+  r = run(dir, {"tt", "X.npy", "-o", "M", "--max-rank", "1"});
+  REQUIRE(r.status == 0);
+  s = parse_summary(r.out);
+  const double err = rel_diff(tt_reconstruction(dir, "M", {3, 3, 3}, ranks), x);
+  CHECK(ranks == shape_t{1, 1, 1, 1});
+  CHECK(s.ranks == ranks);
+  CHECK(err > 1e-3);
+  CHECK(s.relative_error == doctest::Approx(err).epsilon(1e-9));
+  CHECK(s.compression_ratio == doctest::Approx(27.0 / 9));
+
+  // The ε guarantee on random data of orders 1 to 4, float32 and float64.
+  for (const shape_t& shape : {shape_t{7}, shape_t{6, 5}, shape_t{4, 5, 6}, shape_t{3, 4, 2, 3}}) {
+    for (const npy_dtype dtype : {npy_dtype::float32, npy_dtype::float64}) {
+      for (const double eps : {0.5, 0.1, 1e-3}) {
+        CAPTURE(shape.size());
+        CAPTURE(io::dtype_name(dtype));
+        CAPTURE(eps);
+        save(dir, "Y.npy", random_array(dtype, shape, 9));
+        const std::vector<double> y = values(io::read_npy(dir / "Y.npy"));
+        r = run(dir, {"tt", "Y.npy", "-o", "Y", "--eps", std::to_string(eps)});
+        REQUIRE(r.status == 0);
+        s = parse_summary(r.out);
+        const double measured = rel_diff(tt_reconstruction(dir, "Y", shape, ranks), y);
+        CHECK(measured <= eps + tol_for(dtype));
+        CHECK(s.ranks == ranks);
+        check_same_error(s.relative_error, measured, dtype);
+        CHECK(io::read_npy(dir / "Y_core0.npy").dtype() == dtype);
+      }
+    }
+  }
+}
+
+TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
+  scratch_dir dir;
+  save(dir, "X.npy", random_array(npy_dtype::float64, {3, 4, 5}, 1));
+  save(dir, "Z.npy", random_array(npy_dtype::complex64, {3, 4}, 2));
+  save(dir, "S.npy", io::npy_array(npy_dtype::float64, shape_t{}));
+  save(dir, "E.npy", io::npy_array(npy_dtype::float64, shape_t{3, 0, 2}));
+  const auto before = dir.entries();
+
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T"}), 2, "give exactly one of --ranks and --tol");
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "1,1,1", "--tol", "0.1"}), 2,
+              "give exactly one of --ranks and --tol");
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,,3"}), 2,
+              "--ranks must be positive integers separated by commas");
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,0,3"}), 2, "--ranks must be positive integers");
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,3,"}), 2, "--ranks must be positive integers");
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--tol", "1"}), 2, "--tol must be a number in [0, ");
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--tol", "0.1", "--method", "cp"}), 2, "unknown method 'cp'");
+  check_error(run(dir, {"tucker", "X.npy", "--tol", "0.1"}), 2, "missing -o PREFIX");
+  check_error(run(dir, {"tt", "X.npy", "-o", "T"}), 2, "give exactly one of --max-rank and --eps");
+  check_error(run(dir, {"tt", "X.npy", "-o", "T", "--max-rank", "0"}), 2, "--max-rank must be a positive integer");
+  check_error(run(dir, {"tt", "X.npy", "-o", "T", "--eps", "-0.1"}), 2, "--eps must be a number in [0, ");
+
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,2"}), 1,
+              "X.npy: hosvd: 2 ranks given for 3 decomposed modes of a tensor of shape 3x4x5");
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,2,6", "--method", "hosvd"}), 1,
+              "X.npy: hosvd: rank 6 for mode 2 is outside 1");
+  check_error(run(dir, {"tucker", "Z.npy", "-o", "T", "--tol", "0.1"}), 1,
+              "Z.npy: holds complex64 data; the decompositions take real arrays");
+  check_error(run(dir, {"tt", "Z.npy", "-o", "T", "--eps", "0.1"}), 1, "Z.npy: holds complex64 data");
+  check_error(run(dir, {"tt", "S.npy", "-o", "T", "--eps", "0.1"}), 1, "S.npy: is a 0-dimensional array");
+  check_error(run(dir, {"tt", "E.npy", "-o", "T", "--eps", "0.1"}), 1, "E.npy: tt_svd: mode 1 of shape");
+  check_error(run(dir, {"tucker", "missing.npy", "-o", "T", "--tol", "0.1"}), 1, "missing.npy: cannot open");
+  CHECK(dir.entries() == before);
+
+  // A last output that cannot be replaced: no output is, and no temporary file is left.
+  tprod::test::put_bytes(dir / "T_core.npy", "old");
+  std::filesystem::create_directory(dir / "T_factor2.npy");
+  std::filesystem::create_directory(dir / "T_core2.npy");
+  const auto with_blockers = dir.entries();
+  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "1,1,1"}), 1, "T_factor2.npy: cannot replace");
+  check_error(run(dir, {"tt", "X.npy", "-o", "T", "--max-rank", "2"}), 1, "T_core2.npy: cannot replace");
+  CHECK(dir.entries() == with_blockers);
+  CHECK(tprod::test::file_bytes(dir / "T_core.npy") == "old");
+}
