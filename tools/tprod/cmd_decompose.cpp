@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cli.hpp"
+#include "eigen_instances.hpp"
 #include "tprod/decomp/tensor_train.hpp"
 #include "tprod/decomp/tucker.hpp"
 

@@ -1,5 +1,6 @@
 #pragma once
 // The definitions behind factorizations.hpp, instantiated once per working scalar.
+#include "eigen_instances.hpp"
 #include "factorizations.hpp"
 #include "tprod/algebra/svd.hpp"
 
