@@ -27,9 +27,14 @@ std::size_t offset(const shape_t& shape, const shape_t& index) {
   return off;
 }
 
+/// I_1·…·I_N.
+std::size_t entries(const shape_t& shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>());
+}
+
 /// Calls f(index) for every multi-index of a shape.
 void for_each_index(const shape_t& shape, const std::function<void(const shape_t&)>& f) {
-  const std::size_t total = std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>());
+  const std::size_t total = entries(shape);
   shape_t index(shape.size(), 0);
   for (std::size_t e = 0; e < total; ++e) {
     f(index);
@@ -49,7 +54,7 @@ std::vector<double> tucker_reconstruction(const scratch_dir& dir, const std::str
   const std::vector<double> gv = values(g);
   std::vector<std::vector<double>> uv;
   for (const auto& f : u) uv.push_back(values(f));
-  std::vector<double> x(std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>()));
+  std::vector<double> x(entries(shape));
   for_each_index(shape, [&](const shape_t& i) {
     double sum = 0;
     for_each_index(g.shape, [&](const shape_t& r) {
@@ -76,7 +81,7 @@ std::vector<double> tt_reconstruction(const scratch_dir& dir, const std::string&
   }
   REQUIRE(ranks.back() == 1);
   CHECK(!std::filesystem::exists(dir / (prefix + "_core" + std::to_string(shape.size()) + ".npy")));
-  std::vector<double> x(std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>()));
+  std::vector<double> x(entries(shape));
   for_each_index(shape, [&](const shape_t& i) {
     Eigen::RowVectorXd row = Eigen::RowVectorXd::Ones(1);
     for (std::size_t n = 0; n < shape.size(); ++n) {
@@ -125,10 +130,6 @@ summary parse_summary(const std::string& out) {
   }
   CHECK(std::string(p) == "]}\n");
   return s;
-}
-
-std::size_t entries(const shape_t& shape) {
-  return std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>());
 }
 
 /// A real array of the shape with Tucker ranks at most r in every mode: a random r×⋯×r core times random factors.
