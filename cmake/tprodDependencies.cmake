@@ -9,3 +9,14 @@ if(TPROD_USE_FFTW AND NOT TPROD_FFTW_FOUND)
   message(FATAL_ERROR "TPROD_USE_FFTW is ON but FFTW3 (fftw3 and fftw3f) was not found: install libfftw3-dev or set -DTPROD_USE_FFTW=OFF")
 endif()
 message(STATUS "tprod: FFTW backend ${TPROD_USE_FFTW}")
+
+# Optional: the data and checkpoint readers (tprod::io: safetensors needs nlohmann-json, IDX needs zlib).
+# Found quietly, so that a consumer of the core library needs neither.
+find_package(nlohmann_json 3 QUIET)
+find_package(ZLIB QUIET)
+if(nlohmann_json_FOUND AND ZLIB_FOUND)
+  set(TPROD_IO_FOUND TRUE)
+else()
+  set(TPROD_IO_FOUND FALSE)
+endif()
+message(STATUS "tprod: tprod::io (safetensors, IDX) ${TPROD_IO_FOUND}")
