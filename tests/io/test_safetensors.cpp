@@ -15,7 +15,6 @@ using namespace tprod;
 using namespace tprod::io;
 using tprod::test::file_bytes;
 using tprod::test::message_of;
-using tprod::test::put_bytes;
 using tprod::test::scratch_dir;
 
 namespace {
@@ -158,8 +157,19 @@ TEST_CASE("safetensors: malformed files are refused with the file name and the p
         std::string::npos);
 }
 
-TEST_CASE("safetensors: reading a missing file names it") {
+TEST_CASE("safetensors: a failed write leaves the old file and nothing else; a missing file is named") {
   scratch_dir dir;
+  safetensors_writer first, second;
+  first.add("a", coded<float>(1, 1, 2));
+  second.add("b", coded<float>(1, 1, 3));
+  first.write(dir / "m.safetensors");
+  const std::string before = file_bytes(dir / "m.safetensors");
+  std::filesystem::create_directory(dir / "taken");
+  CHECK(message_of<io_error>([&] { second.write(dir / "taken"); }).find("taken: cannot replace") != std::string::npos);
+  CHECK(message_of<io_error>([&] { second.write(dir / "no/such/dir.safetensors"); }).find("dir.safetensors") !=
+        std::string::npos);
+  CHECK(dir.entries() == std::set<std::string>{"m.safetensors", "taken"});
+  CHECK(file_bytes(dir / "m.safetensors") == before);
   CHECK(message_of<io_error>([&] { safetensors_reader(dir / "none.safetensors"); }).find("none.safetensors: cannot open") !=
         std::string::npos);
 }
