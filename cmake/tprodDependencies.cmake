@@ -17,3 +17,14 @@ if(TPROD_USE_OPENMP AND NOT OpenMP_CXX_FOUND)
   message(FATAL_ERROR "TPROD_USE_OPENMP is ON but the compiler has no OpenMP: install its OpenMP runtime or set -DTPROD_USE_OPENMP=OFF")
 endif()
 message(STATUS "tprod: OpenMP threads ${TPROD_USE_OPENMP}")
+
+# Optional: the data and checkpoint readers (tprod::io: safetensors needs nlohmann-json, IDX needs zlib).
+# Found quietly, so that a consumer of the core library needs neither.
+find_package(nlohmann_json 3 QUIET)
+find_package(ZLIB QUIET)
+if(nlohmann_json_FOUND AND ZLIB_FOUND)
+  set(TPROD_IO_FOUND TRUE)
+else()
+  set(TPROD_IO_FOUND FALSE)
+endif()
+message(STATUS "tprod: tprod::io (safetensors, IDX) ${TPROD_IO_FOUND}")
