@@ -1,5 +1,6 @@
 // One encoder layer, forward + backward, float, B = 8 sequences of T = 128 tokens: the standard layer
 // (p = 1, identity transform) against the L-product layer with p = 4 (DCT), and the standard layer's GEMMs alone.
+// Every case runs on all threads (tprod::num_threads(), Eigen's GEMMs likewise); the /t1 cases on one.
 //
 // Counters (bytes, reported in MB): params, grads, saved (activations kept for the backward pass) and
 // workspace (scratch buffers of both passes); peak_MB is their sum, the memory a training step holds.
@@ -16,8 +17,16 @@ namespace {
 
 constexpr std::size_t batch = 8, length = 128;
 
+/// Runs a case on `threads` threads (0: every core) and restores the default afterwards.
+struct thread_count {
+  explicit thread_count(std::size_t threads) { tprod::set_num_threads(threads); }
+  ~thread_count() { tprod::set_num_threads(0); }
+};
+
 template <class L>
-void run_encoder(benchmark::State& state, const nn::layer_config& cfg, const L& l, std::size_t b, std::size_t t) {
+void run_encoder(benchmark::State& state, const nn::layer_config& cfg, const L& l, std::size_t b, std::size_t t,
+                 std::size_t threads) {
+  const thread_count tc(threads);
   auto prm = nn::make_encoder_params<float>(cfg, l, 1);
   nn::encoder_grads<float, L> grads{tprod::tensor3<float>(), nn::zeros_like(prm)};
   const auto x = tprod::random_tensor3<float>(b * t, cfg.width, cfg.slices, 2);
@@ -41,17 +50,21 @@ void run_encoder(benchmark::State& state, const nn::layer_config& cfg, const L& 
                                                    grads.d_input.size() * sizeof(float))) * mb;
 }
 
-void standard(benchmark::State& s, std::size_t d, std::size_t h, std::size_t b, std::size_t t) {
-  run_encoder(s, nn::paper000_config(d, h, 4 * d, 1, nn::activation::gelu), tprod::identity_transform{}, b, t);
+void standard(benchmark::State& s, std::size_t d, std::size_t h, std::size_t b, std::size_t t,
+              std::size_t threads = 0) {
+  run_encoder(s, nn::paper000_config(d, h, 4 * d, 1, nn::activation::gelu), tprod::identity_transform{}, b, t,
+              threads);
 }
-void lproduct_p4(benchmark::State& s, std::size_t d, std::size_t h, std::size_t b, std::size_t t) {
-  run_encoder(s, nn::paper000_config(d, h, 4 * d, 4, nn::activation::gelu), tprod::dct{}, b, t);
+void lproduct_p4(benchmark::State& s, std::size_t d, std::size_t h, std::size_t b, std::size_t t,
+                 std::size_t threads = 0) {
+  run_encoder(s, nn::paper000_config(d, h, 4 * d, 4, nn::activation::gelu), tprod::dct{}, b, t, threads);
 }
 
 /// A layer's GEMMs alone, on contiguous matrices of the same shapes: forward (QKV, scores, P·V, output
 /// projection, FFN) and backward (two GEMMs per projection, four per attention block), for each of the p slices
 /// (p = 1: the standard layer).
-void gemm_only(benchmark::State& state, std::size_t d, std::size_t heads, std::size_t p) {
+void gemm_only(benchmark::State& state, std::size_t d, std::size_t heads, std::size_t p, std::size_t threads = 0) {
+  const thread_count tc(threads);
   using M = Eigen::MatrixXf;
   const Eigen::Index r = Eigen::Index(batch * length), dd = Eigen::Index(d / p), f = 4 * dd,
                      t = Eigen::Index(length), dh = Eigen::Index(d / heads);
@@ -96,12 +109,15 @@ void gemm_only(benchmark::State& state, std::size_t d, std::size_t heads, std::s
 
 }  // namespace
 
-BENCHMARK_CAPTURE(standard, d768, 768, 8, batch, length)->Name("encoder_layer/standard/d768")->Unit(benchmark::kMillisecond)->Iterations(3)->Repetitions(3);
-BENCHMARK_CAPTURE(lproduct_p4, d768, 768, 8, batch, length)->Name("encoder_layer/lproduct_p4/d768")->Unit(benchmark::kMillisecond)->Iterations(3)->Repetitions(3);
-BENCHMARK_CAPTURE(gemm_only, d768, 768, 8, 1)->Name("encoder_layer/gemm_only/d768")->Unit(benchmark::kMillisecond)->Iterations(3)->Repetitions(3);
-BENCHMARK_CAPTURE(gemm_only, p4_d768, 768, 8, 4)->Name("encoder_layer/gemm_only_p4/d768")->Unit(benchmark::kMillisecond)->Iterations(3)->Repetitions(3);
-BENCHMARK_CAPTURE(standard, d256, 256, 4, batch, length)->Name("encoder_layer/standard/d256")->Unit(benchmark::kMillisecond)->Iterations(10)->Repetitions(3);
-BENCHMARK_CAPTURE(lproduct_p4, d256, 256, 4, batch, length)->Name("encoder_layer/lproduct_p4/d256")->Unit(benchmark::kMillisecond)->Iterations(10)->Repetitions(3);
+BENCHMARK_CAPTURE(standard, d768, 768, 8, batch, length)->Name("encoder_layer/standard/d768")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK_CAPTURE(lproduct_p4, d768, 768, 8, batch, length)->Name("encoder_layer/lproduct_p4/d768")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK_CAPTURE(standard, d768_t1, 768, 8, batch, length, 1)->Name("encoder_layer/standard/d768/t1")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK_CAPTURE(lproduct_p4, d768_t1, 768, 8, batch, length, 1)->Name("encoder_layer/lproduct_p4/d768/t1")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK_CAPTURE(gemm_only, d768_t1, 768, 8, 1, 1)->Name("encoder_layer/gemm_only/d768/t1")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK_CAPTURE(gemm_only, d768, 768, 8, 1)->Name("encoder_layer/gemm_only/d768")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK_CAPTURE(gemm_only, p4_d768, 768, 8, 4)->Name("encoder_layer/gemm_only_p4/d768")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK_CAPTURE(standard, d256, 256, 4, batch, length)->Name("encoder_layer/standard/d256")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10)->Repetitions(3);
+BENCHMARK_CAPTURE(lproduct_p4, d256, 256, 4, batch, length)->Name("encoder_layer/lproduct_p4/d256")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10)->Repetitions(3);
 // Tiny cases that keep the benchmark code running in CI's smoke test (filter "smoke").
-BENCHMARK_CAPTURE(standard, smoke, 32, 4, 2, 8)->Name("encoder_layer/standard/smoke")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(lproduct_p4, smoke, 32, 4, 2, 8)->Name("encoder_layer/lproduct_p4/smoke")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(standard, smoke, 32, 4, 2, 8)->Name("encoder_layer/standard/smoke")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(lproduct_p4, smoke, 32, 4, 2, 8)->Name("encoder_layer/lproduct_p4/smoke")->Unit(benchmark::kMillisecond)->UseRealTime();

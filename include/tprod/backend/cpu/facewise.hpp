@@ -21,8 +21,6 @@ namespace tprod::backend::cpu {
 inline constexpr std::size_t gemm_panel_columns = 128;
 /// @brief The largest dimension at which Eigen's whole GEMM was measured to collapse (cliff from 192 to 320).
 inline constexpr std::size_t gemm_cliff_max = 384;
-/// @brief Products with fewer multiply-adds than this run on one thread.
-inline constexpr std::size_t parallel_min_macs = std::size_t(1) << 17;
 /// @brief Narrowest column panel made only to give threads work.
 inline constexpr std::size_t thread_panel_min_columns = 32;
 

@@ -21,8 +21,6 @@ inline constexpr std::size_t fftw_min_tubes_dft = 64;
 /// @brief Smallest tube length at which `automatic` picks FFTW for the DCT (above the measured range: the GEMM
 /// was faster up to p = 256).
 inline constexpr std::size_t fftw_min_tubes_dct = 1024;
-/// @brief Below this many elements a transform runs on one thread (thread start-up costs more than it saves).
-inline constexpr std::size_t parallel_min_elements = std::size_t(1) << 15;
 
 /// @brief Whether a transform with fast algorithm `alg` on length-p tubes runs on FFTW under `path`.
 /// @throws shape_error for transform_path::fftw when tprod was built without FFTW.
@@ -95,6 +93,56 @@ void fftw_dft(const In* in, Out* out, std::size_t p, std::size_t tubes, bool for
   });
 }
 #endif
+
+/// @brief Shortest even tube length at which the DCT's GEMM path uses the even/odd split below.
+inline constexpr std::size_t dct_split_min_tubes = 8;
+
+/// @brief The orthonormal DCT-II (forward) or its inverse as two half-size GEMMs, from Φ's symmetry
+/// Φ(j, p−1−k) = (−1)ʲ·Φ(j, k) (p even, h = p/2):
+///   forward  Y(:, 2i) = Σ_{t<h} (X(:, t) + X(:, p−1−t))·Φ(2i, t),  Y(:, 2i+1) = Σ_{t<h} (X(:, t) − X(:, p−1−t))·Φ(2i+1, t);
+///   inverse  E = Σ_i Y(:, 2i)·Φ(2i, t),  O = Σ_i Y(:, 2i+1)·Φ(2i+1, t),  X(:, t) = E + O,  X(:, p−1−t) = E − O.
+/// Half the multiply-adds of the p×p GEMM, for one butterfly pass over each block of rows (in cache).
+/// `phi_t` is Φᵀ; R is the real type (complex tensors are real ones with twice the rows, Φ being real).
+template <class R>
+void dct_even_odd(const R* in, R* out, std::size_t rows, std::size_t p, const dense_matrix<R>& phi_t, bool forward,
+                  std::size_t threads) {
+  const auto h = Eigen::Index(p / 2), ld = Eigen::Index(rows);
+  dense_matrix<R> even(h, h), odd(h, h);  // forward: even(t, i) = Φ(2i, t), odd(t, i) = Φ(2i+1, t)
+  for (Eigen::Index i = 0; i < h; ++i) {
+    even.col(i) = phi_t.col(2 * i).head(h);
+    odd.col(i) = phi_t.col(2 * i + 1).head(h);
+  }
+  const std::size_t block = std::max<std::size_t>(64, tube_gemm_block_elements / std::max<std::size_t>(1, p));
+  using strided = Eigen::Map<dense_matrix<R>, 0, Eigen::OuterStride<>>;
+  using const_strided = Eigen::Map<const dense_matrix<R>, 0, Eigen::OuterStride<>>;
+  parallel_ranges(rows, threads, block, [&](std::size_t begin, std::size_t end) {
+    dense_matrix<R> u(Eigen::Index(std::min(block, end - begin)), h), v(u.rows(), h);
+    for (std::size_t r0 = begin; r0 < end; r0 += block) {
+      const auto r = Eigen::Index(r0), n = Eigen::Index(std::min(block, end - r0));
+      auto uu = u.topRows(n), vv = v.topRows(n);
+      if (forward) {
+        const auto x = rows_map(in, r, n, Eigen::Index(p), ld);
+        for (Eigen::Index t = 0; t < h; ++t) {
+          uu.col(t) = x.col(t) + x.col(2 * h - 1 - t);
+          vv.col(t) = x.col(t) - x.col(2 * h - 1 - t);
+        }
+        strided(out + r, n, h, Eigen::OuterStride<>(2 * ld)).noalias() = uu * even;
+        strided(out + r + ld, n, h, Eigen::OuterStride<>(2 * ld)).noalias() = vv * odd;
+      } else {
+        uu.noalias() = const_strided(in + r, n, h, Eigen::OuterStride<>(2 * ld)) * even.transpose();
+        vv.noalias() = const_strided(in + r + ld, n, h, Eigen::OuterStride<>(2 * ld)) * odd.transpose();
+        auto x = rows_map(out, r, n, Eigen::Index(p), ld);
+        for (Eigen::Index t = 0; t < h; ++t) {
+          x.col(t) = uu.col(t) + vv.col(t);
+          x.col(2 * h - 1 - t) = uu.col(t) - vv.col(t);
+        }
+      }
+    }
+  });
+}
+
+/// @brief Whether the DCT of length-p tubes takes the even/odd split on the GEMM path.
+inline bool use_dct_split(std::size_t p) { return p % 2 == 0 && p >= dct_split_min_tubes; }
 }  // namespace detail
 
 /// @brief out = in ×₃ Z (the forward L-transform), in original scalar T, out L's domain scalar; `out` has
@@ -117,6 +165,14 @@ void forward(const L& l, tensor3_view<const T> in, tensor3_view<typename L::temp
 #else
   use_fftw(L::algorithm, ex.path, p);  // refuses transform_path::fftw
 #endif
+  if constexpr (L::algorithm == tube_algorithm::dct2) {
+    if (detail::use_dct_split(p)) {
+      using R = real_t<T>;
+      const std::size_t rows = in.m() * in.n() * (is_complex_v<T> ? 2 : 1);
+      return detail::dct_even_odd<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p,
+                                     *l.template forward_factor<T>(p), true, threads);
+    }
+  }
   apply_along_tubes(in, *l.template forward_factor<T>(p), out, threads);
 }
 
@@ -139,6 +195,14 @@ void inverse(const L& l, tensor3_view<const typename L::template domain_scalar<T
 #else
   use_fftw(L::algorithm, ex.path, p);
 #endif
+  if constexpr (L::algorithm == tube_algorithm::dct2) {
+    if (detail::use_dct_split(p)) {
+      using R = real_t<T>;
+      const std::size_t rows = out.m() * out.n() * (is_complex_v<T> ? 2 : 1);
+      return detail::dct_even_odd<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p,
+                                     *l.template forward_factor<T>(p), false, threads);
+    }
+  }
   apply_along_tubes(in, *l.template inverse_factor<T>(p), out, threads);
 }
 
