@@ -228,15 +228,19 @@ TEST_CASE_TEMPLATE("RGTN time graph: weights c^(l2-l1), Ω, and the forward pass
   const ndtensor<T> x = tprod::random_ndtensor<T>({l, 2, 3}, 60);
   const Eigen::MatrixXd x1 = tprod::detail::as_matrix(x, l, 6).template cast<double>();
   const Eigen::MatrixXd id = Eigen::MatrixXd::Identity(Eigen::Index(l), Eigen::Index(l));
-  for (const bool directed : {true, false}) {
-    CAPTURE(directed);
-    const dense_matrix<T> g = directed ? tprod::time_adjacency<T>(l, 0.8) : tprod::bidirectional_time_adjacency<T>(l, 0.8);
+  for (const int kind : {0, 1, 2}) {  // directed, bidirectional, directed transposed (causal)
+    CAPTURE(kind);
+    const bool directed = kind != 1;
+    const dense_matrix<T> a8 = tprod::time_adjacency<T>(l, 0.8);
+    const dense_matrix<T> g = kind == 0 ? a8 : kind == 1 ? tprod::bidirectional_time_adjacency<T>(l, 0.8)
+                                                         : dense_matrix<T>(a8.transpose());
     const Eigen::MatrixXd gd = g.template cast<double>();
     // (I + A)^{-1/2}: its square times I + A is the identity; directed: upper triangular, diagonal 1
     const Eigen::MatrixXd r = tprod::shifted_inverse_sqrt(g).template cast<double>();
     CHECK(max_diff(Eigen::MatrixXd(r * r * (id + gd)), id) <= tol<T>(100 * l));
     if (directed) {
-      CHECK(r.template triangularView<Eigen::StrictlyLower>().toDenseMatrix().isZero(0));
+      if (kind == 0) CHECK(r.template triangularView<Eigen::StrictlyLower>().toDenseMatrix().isZero(0));
+      if (kind == 2) CHECK(r.template triangularView<Eigen::StrictlyUpper>().toDenseMatrix().isZero(0));
       CHECK(max_diff(Eigen::VectorXd(r.diagonal()), Eigen::VectorXd::Ones(Eigen::Index(l))) <= tol<T>(1));
     } else {
       CHECK(max_diff(r, Eigen::MatrixXd(r.transpose())) <= tol<T>(10 * l));
@@ -255,7 +259,7 @@ TEST_CASE("time graphs refuse bad damping constants and unsupported matrices") {
                        tprod::shape_error);
   CHECK_THROWS_AS(tprod::bidirectional_time_adjacency<double>(4, 0.0), tprod::shape_error);
   CHECK_THROWS_WITH_AS(tprod::shifted_inverse_sqrt(tprod::random_matrix<double>(3, 3, 70)),
-                       doctest::Contains("neither symmetric nor upper triangular"), tprod::numerical_error);
+                       doctest::Contains("neither symmetric nor triangular"), tprod::numerical_error);
   const dense_matrix<double> neg = -2 * dense_matrix<double>::Identity(3, 3);
   CHECK_THROWS_WITH_AS(tprod::shifted_inverse_sqrt(neg), doctest::Contains("no real inverse square root"),
                        tprod::numerical_error);
@@ -294,7 +298,7 @@ TEST_CASE_TEMPLATE("attention graph: Θ = ε(KKᵀ/d_k) with a zero diagonal, sy
     for (Eigen::Index b = 0; b < Eigen::Index(l); ++b) CHECK(psi(a, b) == omega(a, b) * theta(a, b));
   CHECK_NOTHROW(tprod::graph_fourier(psi));  // symmetric: it has a graph Fourier basis
 
-  CHECK_THROWS_WITH_AS(tprod::attention_coefficients<T>(k, 0.0), doctest::Contains("d_k = 0.000000 must be positive"),
+  CHECK_THROWS_WITH_AS(tprod::attention_coefficients<T>(k, 0.0), doctest::Contains("attention_scores: the scale d_k = 0.000000 must be positive"),
                        tprod::shape_error);
   CHECK_THROWS_WITH_AS(tprod::attention_adjacency(omega, dense_matrix<T>(theta.topRows(3))),
                        doctest::Contains("the time graph is 8x8 but the attention coefficients are 3x8"),

@@ -22,16 +22,34 @@ struct relu_activation {
   }
 };
 
+/// @brief Θ from the scaled scores S = K Kᵀ / d_k: θ_{l₁,l₂} = ε(s_{l₁,l₂}) off the diagonal, 0 on it.
+/// @throws shape_error when S is not square.
+template <real_scalar T, class Activation = relu_activation>
+dense_matrix<T> attention_coefficients_from_scores(const dense_matrix<T>& scores, Activation epsilon = {}) {
+  detail::expect_square(scores, "attention_coefficients_from_scores", "score matrix");
+  dense_matrix<T> theta = scores.unaryExpr([&](T s) { return T(epsilon(s)); });
+  theta.diagonal().setZero();
+  return theta;
+}
+
+/// @brief The scaled scores S = K Kᵀ / d_k for keys K ∈ ℝ^{L×J}, computed as a symmetric rank-J update of the
+///        lower triangle and mirrored: exactly symmetric (a general GEMM need not be) at half the flops.
+/// @throws shape_error unless d_k > 0.
+template <real_scalar T>
+dense_matrix<T> attention_scores(const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& k, double d_k) {
+  TPROD_EXPECTS(d_k > 0, "attention_scores: the scale d_k = " + std::to_string(d_k) + " must be positive");
+  dense_matrix<T> s = dense_matrix<T>::Zero(k.rows(), k.rows());
+  s.template selfadjointView<Eigen::Lower>().rankUpdate(k, T(1 / d_k));
+  s.template triangularView<Eigen::StrictlyUpper>() = s.transpose();
+  return s;
+}
+
 /// @brief Θ = ε(K Kᵀ / d_k) with θ_ll = 0, for keys K ∈ ℝ^{L×J} (one row per time step) and any ε: T → T.
 /// @throws shape_error unless d_k > 0.
 template <real_scalar T, class Activation = relu_activation>
 dense_matrix<T> attention_coefficients(const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& k, double d_k,
                                        Activation epsilon = {}) {
-  TPROD_EXPECTS(d_k > 0, "attention_coefficients: the scale d_k = " + std::to_string(d_k) + " must be positive");
-  dense_matrix<T> theta = (k * k.transpose()) / T(d_k);
-  theta = theta.unaryExpr([&](T s) { return T(epsilon(s)); });
-  theta.diagonal().setZero();
-  return theta;
+  return attention_coefficients_from_scores<T>(attention_scores<T>(k, d_k), epsilon);
 }
 
 /// @brief Θ for a key tensor 𝒦 ∈ ℝ^{L×J_1×⋯×J_N}: the same on its mode-1 unfolding.

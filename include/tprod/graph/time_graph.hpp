@@ -7,7 +7,12 @@
 /// triangular: the past influences the future, not the reverse. Where that direction is not wanted, the
 /// bidirectional time graph is Ω = ½(A + Aᵀ), ω_{l₁,l₂} = ½c^{|l₂−l₁|} off the diagonal, 0 on it.
 /// The RGTN forward pass is 𝒴 = (I + A)^{−1/2} ×₁ 𝒳 and its fast form 𝒴 = (I + A) ×₁ 𝒳 (P ≈ I).
+///
+/// Direction: with the mode-1 product, y_{l₁} = Σ_{l₂} a_{l₁,l₂} x_{l₂}, so the upper triangular A as defined makes
+/// step l₁ aggregate its *later* steps l₂ > l₁. For a causal flow (each step aggregating its past), pass Aᵀ; every
+/// function here accepts it.
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "tprod/graph/fourier.hpp"
@@ -37,8 +42,9 @@ dense_matrix<T> bidirectional_time_adjacency(std::size_t steps, double c) {
 /// @brief (I + A)^{−1/2}, the principal inverse square root: through the eigendecomposition when A is symmetric
 ///        (I + A must then be positive definite), through the triangular square root (Björck–Hammarling,
 ///        r_ij = (u_ij − Σ_{i<k<j} r_ik r_kj)/(r_ii + r_jj) for U = I + A = R²) when A is upper triangular, as the
-///        directed time adjacency is (I + A must then have a positive diagonal).
-/// @throws shape_error when A is not square; numerical_error when A is neither symmetric nor upper triangular, or
+///        directed time adjacency is (I + A must then have a positive diagonal), or lower triangular (its
+///        transpose, through ((I + Aᵀ)^{−1/2})ᵀ).
+/// @throws shape_error when A is not square; numerical_error when A is neither symmetric nor triangular, or
 ///         I + A has no real inverse square root.
 template <real_scalar T>
 dense_matrix<T> shifted_inverse_sqrt(const dense_matrix<T>& a) {
@@ -52,10 +58,14 @@ dense_matrix<T> shifted_inverse_sqrt(const dense_matrix<T>& a) {
                             std::to_string(double(b.lambda.minCoeff())) + " <= 0; it has no real inverse square root");
     return b.phi * b.lambda.array().rsqrt().matrix().asDiagonal() * b.phi.transpose();
   }
-  if (!u.template triangularView<Eigen::StrictlyLower>().toDenseMatrix().isZero(0))
+  if (!u.template triangularView<Eigen::StrictlyLower>().toDenseMatrix().isZero(0)) {
+    // a lower triangular A (the transposed time graph, past → future): (I + A)^{−1/2} = ((I + Aᵀ)^{−1/2})ᵀ
+    if (u.template triangularView<Eigen::StrictlyUpper>().toDenseMatrix().isZero(0))
+      return shifted_inverse_sqrt<T>(a.transpose()).transpose();
     throw numerical_error("shifted_inverse_sqrt: A (" + detail::shape_text(a) +
-                          ") is neither symmetric nor upper triangular; (I + A)^(-1/2) is supported for undirected "
+                          ") is neither symmetric nor triangular; (I + A)^(-1/2) is supported for undirected "
                           "graphs and for directed time graphs");
+  }
   dense_matrix<T> r = dense_matrix<T>::Zero(n, n);
   for (Eigen::Index j = 0; j < n; ++j) {
     if (!(u(j, j) > T(0)))
