@@ -3,6 +3,7 @@
 // W(i, j) = G_1(:, i_1, j_1, :)⋯G_N(:, i_N, j_N, :) by plain loops, and gradient-check plumbing.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <vector>
 
 #include "flat_gradient_check.hpp"
@@ -15,6 +16,12 @@ using tprod::dense_matrix;
 using tprod::nd_shape;
 using tprod::ndtensor;
 using dmat = Eigen::MatrixXd;
+
+/// Tolerance for a result with `ops` accumulated roundings of T.
+template <class T>
+double tol(double ops) {
+  return 50.0 * double(std::numeric_limits<T>::epsilon()) * ops;
+}
 
 /// W ∈ ℝ^{I×J} of an MPO, entry by entry, in double (little-endian digits of i and j).
 template <class T>

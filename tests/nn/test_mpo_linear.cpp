@@ -10,13 +10,6 @@
 using namespace mpo_test;
 namespace nn = tprod::nn;
 
-namespace {
-template <class T>
-double tol(double ops) {
-  return 50.0 * double(std::numeric_limits<T>::epsilon()) * ops;
-}
-}  // namespace
-
 TEST_CASE_TEMPLATE("MPO layer equals the dense layer with W formed from its cores, forward and backward", T, float,
                    double) {
   const auto prm = nn::make_mpo_linear_params<T>({2, 3, 2}, {3, 2, 2}, std::vector<std::size_t>{3, 2}, 11);

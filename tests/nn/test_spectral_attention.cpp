@@ -15,11 +15,6 @@ namespace nn = tprod::nn;
 
 namespace {
 
-template <class T>
-double tol(double ops) {
-  return 50.0 * double(std::numeric_limits<T>::epsilon()) * ops;
-}
-
 double softplus(double s) { return std::log1p(std::exp(s)); }
 
 /// Algorithm 1 by loops, in double: K = XW_k, V = XW_v (W from the cores), θ = ε(⟨k_a, k_b⟩/d_k) off the diagonal
