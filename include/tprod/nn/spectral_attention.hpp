@@ -18,6 +18,7 @@
 ///
 /// Multi-head TSA runs H heads on the same X, concatenates their outputs (head h in columns h·J … (h+1)·J − 1)
 /// and combines them by a learnable projection, itself an MPO layer ((H·J)×J_o).
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <string>
