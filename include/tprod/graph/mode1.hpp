@@ -1,0 +1,56 @@
+#pragma once
+/// @file mode1.hpp
+/// @brief Graph signals and the mode-1 product: every graph operation acts on the first mode of its signal.
+///
+/// A signal on the L vertices of a graph is a vector x ∈ ℝ^L, a matrix X ∈ ℝ^{L×F} (F signals side by side), an
+/// order-N tensor 𝒳 ∈ ℝ^{L×I_2×⋯×I_N} (`ndtensor`) or a `tensor3` of shape L×n×p. With tprod's column-major storage
+/// all four are the L×R matrix X_(1) (R = the product of the other modes) without a copy, so M ×₁ 𝒳 is the single
+/// GEMM M·X_(1), and the result keeps the kind and the trailing shape of the input.
+#include <string>
+
+#include "tprod/decomp/ndtensor.hpp"
+
+namespace tprod {
+
+/// @brief f applied to the mode-1 unfolding: f receives X_(1) as an L×R `Eigen::Map` and returns an L'×R matrix,
+///        which is given back as a signal of the same kind as x with its first mode resized to L'.
+template <real_scalar T, class F>
+dense_vector<T> apply_mode1(const dense_vector<T>& x, F&& f) {
+  const dense_matrix<T> y = f(Eigen::Map<const dense_matrix<T>>(x.data(), x.size(), 1));
+  return Eigen::Map<const dense_vector<T>>(y.data(), y.rows());
+}
+template <real_scalar T, class F>
+dense_matrix<T> apply_mode1(const dense_matrix<T>& x, F&& f) {
+  return f(Eigen::Map<const dense_matrix<T>>(x.data(), x.rows(), x.cols()));
+}
+template <real_scalar T, class F>
+ndtensor<T> apply_mode1(const ndtensor<T>& x, F&& f) {
+  TPROD_EXPECTS(x.dimension() >= 1, "apply_mode1: a graph signal needs at least one mode");
+  nd_shape s = shape_of(x);
+  const std::size_t rest = s[0] == 0 ? 0 : x.size() / s[0];
+  const dense_matrix<T> y = f(Eigen::Map<const dense_matrix<T>>(x.data(), Eigen::Index(s[0]), Eigen::Index(rest)));
+  s[0] = std::size_t(y.rows());
+  return from_column_major<T>(s, y.data(), std::size_t(y.size()));
+}
+template <real_scalar T, class F>
+tensor3<T> apply_mode1(const tensor3<T>& x, F&& f) {
+  const dense_matrix<T> y =
+      f(Eigen::Map<const dense_matrix<T>>(x.data(), Eigen::Index(x.m()), Eigen::Index(x.n() * x.p())));
+  tensor3<T> r(std::size_t(y.rows()), x.n(), x.p());
+  std::copy(y.data(), y.data() + y.size(), r.data());
+  return r;
+}
+
+/// @brief M ×₁ 𝒳: the first mode of the signal multiplied by M ∈ ℝ^{L'×L}, y_{l', …} = Σ_l m_{l', l} x_{l, …}.
+/// @throws shape_error when M does not have L columns.
+template <real_scalar T, class Signal>
+Signal mode1_product(const dense_matrix<T>& m, const Signal& x) {
+  return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
+    TPROD_EXPECTS(m.cols() == x1.rows(), "mode1_product: a " + detail::shape_text(m) +
+                                             " matrix cannot multiply a signal on " + std::to_string(x1.rows()) +
+                                             " vertices (mode-1 unfolding " + detail::shape_text(x1) + ")");
+    return m * x1;
+  });
+}
+
+}  // namespace tprod

@@ -1,0 +1,95 @@
+#pragma once
+/// @file polynomial_filter.hpp
+/// @brief Polynomial graph filters f_α(Ψ) ×₁ x = Σ_{k<K} α_k Ψᵏ ×₁ x by Horner's rule, and their gradients.
+///
+/// Horner: z_{K−1} = α_{K−1} x, z_k = Ψ z_{k+1} + α_k x, y = z_0 — K − 1 products with Ψ, no power of Ψ formed.
+/// For a symmetric Ψ = ΦΛΦᵀ this is the spectral convolution Φ f_α(Λ) Φᵀ x with smooth multipliers (a K−1-hop
+/// filter); Ψ need not be symmetric here. The backward pass runs the recursion in reverse: with G_0 = ∂J/∂y and
+/// G_{k+1} = Ψᵀ G_k, ∂J/∂α_k = ⟨G_k, x⟩, ∂J/∂x = Σ_k α_k G_k and ∂J/∂Ψ = Σ_{k<K−1} G_k z_{k+1}ᵀ.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tprod/graph/adjacency.hpp"
+#include "tprod/graph/mode1.hpp"
+
+namespace tprod {
+
+/// @brief The Horner iterates z_1, …, z_{K−1} a backward pass needs (z_k = Σ_{m≥k} α_m Ψ^{m−k} x).
+template <real_scalar T>
+struct polynomial_filter_saved {
+  std::vector<dense_matrix<T>> z;  ///< z[k − 1] = z_k, L×R each
+};
+
+/// @brief ∂J/∂Ψ, ∂J/∂α, ∂J/∂x of one polynomial filter.
+template <real_scalar T>
+struct polynomial_filter_grads {
+  dense_matrix<T> d_psi;    ///< L×L
+  dense_vector<T> d_alpha;  ///< K
+  dense_matrix<T> d_x;      ///< L×R
+};
+
+namespace detail {
+template <class T>
+void check_polynomial_filter(const dense_matrix<T>& psi, std::size_t k, Eigen::Index rows, const char* where) {
+  expect_square(psi, where, "graph matrix");
+  TPROD_EXPECTS(k >= 1, std::string(where) + ": a polynomial filter needs at least one coefficient (K >= 1)");
+  TPROD_EXPECTS(rows == psi.rows(), std::string(where) + ": a signal on " + std::to_string(rows) +
+                                        " vertices for a " + shape_text(psi) + " graph matrix");
+}
+}  // namespace detail
+
+/// @brief Y = f_α(Ψ) X = Σ_{k<K} α_k Ψᵏ X for X ∈ ℝ^{L×R}, by Horner; the iterates go to `saved` when given.
+/// @throws shape_error when Ψ is not L×L or α is empty.
+template <real_scalar T>
+dense_matrix<T> polynomial_filter_matrix(const dense_matrix<T>& psi, std::type_identity_t<std::span<const T>> alpha,
+                                         const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                                         polynomial_filter_saved<T>* saved = nullptr) {
+  const std::size_t k = alpha.size();
+  detail::check_polynomial_filter(psi, k, x.rows(), "polynomial_filter");
+  if (saved) saved->z.assign(k - 1, dense_matrix<T>());
+  dense_matrix<T> z = alpha[k - 1] * x;
+  for (std::size_t m = k - 1; m-- > 0;) {
+    dense_matrix<T> next = psi * z;
+    next += alpha[m] * x;
+    if (saved) saved->z[m] = std::move(z);
+    z = std::move(next);
+  }
+  return z;
+}
+
+/// @brief f_α(Ψ) ×₁ x for a vector, matrix or tensor signal (Horner, any K ≥ 1).
+/// @throws shape_error when Ψ is not L×L for the signal's first mode L, or α is empty.
+template <real_scalar T, class Signal>
+Signal polynomial_filter(const dense_matrix<T>& psi, std::type_identity_t<std::span<const T>> alpha, const Signal& x) {
+  return apply_mode1(x, [&](const auto& x1) { return polynomial_filter_matrix<T>(psi, alpha, x1); });
+}
+
+/// @brief Gradients of J through Y = f_α(Ψ) X, given G = ∂J/∂Y and the iterates saved by the forward pass.
+/// @throws shape_error when the shapes do not match the forward pass.
+template <real_scalar T>
+polynomial_filter_grads<T> polynomial_filter_backward(const dense_matrix<T>& psi,
+                                                      std::type_identity_t<std::span<const T>> alpha,
+                                                      const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                                                      const polynomial_filter_saved<T>& saved,
+                                                      const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& dy) {
+  const std::size_t k = alpha.size();
+  detail::check_polynomial_filter(psi, k, x.rows(), "polynomial_filter_backward");
+  TPROD_EXPECTS(saved.z.size() == k - 1 && dy.rows() == x.rows() && dy.cols() == x.cols(),
+                "polynomial_filter_backward: gradient " + detail::shape_text(dy) + " and " +
+                    std::to_string(saved.z.size()) + " saved iterates do not match a " + detail::shape_text(x) +
+                    " signal and K = " + std::to_string(k));
+  polynomial_filter_grads<T> g{dense_matrix<T>::Zero(psi.rows(), psi.cols()), dense_vector<T>(Eigen::Index(k)),
+                               dense_matrix<T>::Zero(x.rows(), x.cols())};
+  dense_matrix<T> gk = dy;  // G_k = (Ψᵀ)ᵏ G_0
+  for (std::size_t m = 0; m < k; ++m) {
+    g.d_alpha(Eigen::Index(m)) = (gk.array() * x.array()).sum();
+    g.d_x += alpha[m] * gk;
+    if (m + 1 == k) break;
+    g.d_psi.noalias() += gk * saved.z[m].transpose();
+    gk = psi.transpose() * gk;
+  }
+  return g;
+}
+
+}  // namespace tprod

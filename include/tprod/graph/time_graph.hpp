@@ -1,0 +1,103 @@
+#pragma once
+/// @file time_graph.hpp
+/// @brief The time graph of a Recurrent Graph Tensor Network (RGTN) and its forward passes.
+///
+/// The L time steps of a sequence are the vertices; step l₁ feeds every later step l₂ > l₁ with weight
+/// a_{l₁,l₂} = c^{l₂−l₁} (0 < c < 1 a damping constant), so the directed time adjacency A is strictly upper
+/// triangular: the past influences the future, not the reverse. Where that direction is not wanted, the
+/// bidirectional time graph is Ω = ½(A + Aᵀ), ω_{l₁,l₂} = ½c^{|l₂−l₁|} off the diagonal, 0 on it.
+/// The RGTN forward pass is 𝒴 = (I + A)^{−1/2} ×₁ 𝒳 and its fast form 𝒴 = (I + A) ×₁ 𝒳 (P ≈ I).
+///
+/// Direction: with the mode-1 product, y_{l₁} = Σ_{l₂} a_{l₁,l₂} x_{l₂}, so the upper triangular A as defined makes
+/// step l₁ aggregate its *later* steps l₂ > l₁. For a causal flow (each step aggregating its past), pass Aᵀ; every
+/// function here accepts it.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "tprod/graph/fourier.hpp"
+
+namespace tprod {
+
+/// @brief The directed time adjacency A ∈ ℝ^{L×L}: a_{l₁,l₂} = c^{l₂−l₁} for l₂ > l₁, 0 otherwise.
+/// @throws shape_error unless 0 < c < 1.
+template <real_scalar T>
+dense_matrix<T> time_adjacency(std::size_t steps, double c) {
+  TPROD_EXPECTS(c > 0 && c < 1, "time_adjacency: the damping constant c = " + std::to_string(c) +
+                                    " must lie in (0, 1)");
+  dense_matrix<T> a = dense_matrix<T>::Zero(Eigen::Index(steps), Eigen::Index(steps));
+  for (std::size_t l2 = 1; l2 < steps; ++l2)
+    for (std::size_t l1 = 0; l1 < l2; ++l1) a(Eigen::Index(l1), Eigen::Index(l2)) = T(std::pow(c, double(l2 - l1)));
+  return a;
+}
+
+/// @brief The bidirectional time adjacency Ω = ½(A + Aᵀ) of time_adjacency(L, c).
+/// @throws shape_error unless 0 < c < 1.
+template <real_scalar T>
+dense_matrix<T> bidirectional_time_adjacency(std::size_t steps, double c) {
+  const dense_matrix<T> a = time_adjacency<T>(steps, c);
+  return T(0.5) * (a + a.transpose());
+}
+
+/// @brief (I + A)^{−1/2}, the principal inverse square root: through the eigendecomposition when A is symmetric
+///        (I + A must then be positive definite), through the triangular square root (Björck–Hammarling,
+///        r_ij = (u_ij − Σ_{i<k<j} r_ik r_kj)/(r_ii + r_jj) for U = I + A = R²) when A is upper triangular, as the
+///        directed time adjacency is (I + A must then have a positive diagonal), or lower triangular (its
+///        transpose, through ((I + Aᵀ)^{−1/2})ᵀ).
+/// @throws shape_error when A is not square; numerical_error when A is neither symmetric nor triangular, or
+///         I + A has no real inverse square root.
+template <real_scalar T>
+dense_matrix<T> shifted_inverse_sqrt(const dense_matrix<T>& a) {
+  detail::expect_square(a, "shifted_inverse_sqrt");
+  const Eigen::Index n = a.rows();
+  const dense_matrix<T> u = dense_matrix<T>::Identity(n, n) + a;
+  if (a.isApprox(a.transpose(), T(100) * T(n) * std::numeric_limits<T>::epsilon()) || n <= 1) {
+    const auto b = graph_fourier(dense_matrix<T>(T(0.5) * (u + u.transpose())));
+    if (!(b.lambda.minCoeff() > T(0)))
+      throw numerical_error("shifted_inverse_sqrt: I + A has the eigenvalue " +
+                            std::to_string(double(b.lambda.minCoeff())) + " <= 0; it has no real inverse square root");
+    return b.phi * b.lambda.array().rsqrt().matrix().asDiagonal() * b.phi.transpose();
+  }
+  if (!u.template triangularView<Eigen::StrictlyLower>().toDenseMatrix().isZero(0)) {
+    // a lower triangular A (the transposed time graph, past → future): (I + A)^{−1/2} = ((I + Aᵀ)^{−1/2})ᵀ
+    if (u.template triangularView<Eigen::StrictlyUpper>().toDenseMatrix().isZero(0))
+      return shifted_inverse_sqrt<T>(a.transpose()).transpose();
+    throw numerical_error("shifted_inverse_sqrt: A (" + detail::shape_text(a) +
+                          ") is neither symmetric nor triangular; (I + A)^(-1/2) is supported for undirected "
+                          "graphs and for directed time graphs");
+  }
+  dense_matrix<T> r = dense_matrix<T>::Zero(n, n);
+  for (Eigen::Index j = 0; j < n; ++j) {
+    if (!(u(j, j) > T(0)))
+      throw numerical_error("shifted_inverse_sqrt: diagonal entry " + std::to_string(j) + " of I + A is " +
+                            std::to_string(double(u(j, j))) + " <= 0; it has no real inverse square root");
+    r(j, j) = std::sqrt(u(j, j));
+    for (Eigen::Index i = j - 1; i >= 0; --i) {
+      const T s = j - i > 1 ? T(r.row(i).segment(i + 1, j - i - 1).dot(r.col(j).segment(i + 1, j - i - 1))) : T(0);
+      r(i, j) = (u(i, j) - s) / (r(i, i) + r(j, j));
+    }
+  }
+  return r.template triangularView<Eigen::Upper>().solve(dense_matrix<T>::Identity(n, n));
+}
+
+/// @brief The RGTN forward pass 𝒴 = (I + A)^{−1/2} ×₁ 𝒳 for a vector, matrix or tensor signal.
+/// @throws as shifted_inverse_sqrt and mode1_product.
+template <real_scalar T, class Signal>
+Signal rgtn_forward(const dense_matrix<T>& a, const Signal& x) {
+  return mode1_product(shifted_inverse_sqrt(a), x);
+}
+
+/// @brief The fast RGTN forward pass 𝒴 = (I + A) ×₁ 𝒳 = 𝒳 + A ×₁ 𝒳.
+/// @throws shape_error when A is not L×L for the signal's first mode L.
+template <real_scalar T, class Signal>
+Signal fast_rgtn_forward(const dense_matrix<T>& a, const Signal& x) {
+  detail::expect_square(a, "fast_rgtn_forward");
+  return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
+    TPROD_EXPECTS(a.cols() == x1.rows(), "fast_rgtn_forward: a " + detail::shape_text(a) +
+                                             " time graph for a signal on " + std::to_string(x1.rows()) + " steps");
+    dense_matrix<T> y = a * x1;
+    return y += x1;
+  });
+}
+
+}  // namespace tprod

@@ -1,0 +1,237 @@
+#pragma once
+/// @file mpo_linear.hpp
+/// @brief A trainable linear layer whose weight is a Matrix Product Operator: Y = X·W for X ∈ ℝ^{r×I}, with
+///        W ∈ ℝ^{I×J} held as cores 𝒢_n ∈ ℝ^{R_{n−1}×I_n×J_n×R_n} (I = Π I_n, J = Π J_n, R_0 = R_N = 1) and never
+///        formed (paper 002, eqs. 2–4). Forward and backward run core by core.
+///
+/// The weight is a `tprod::mpo` (decomp/mpo.hpp: little-endian indices, i = i_1 + I_1·(i_2 + …), the same for j,
+/// W(i, j) = 𝒢_1(:, i_1, j_1, :)⋯𝒢_N(:, i_N, j_N, :)), so a row of X read as a column-major I_1×⋯×I_N tensor is
+/// the tensorized token 𝒳_l of the paper, and a row of Y is 𝒴_l.
+///
+/// Step n of the forward pass (as tprod::mpo_product) holds the running tensor as
+/// S_n = ((l, j_1, …, j_{n−1}), (r_{n−1}, i_n), (i_{n+1}, …, i_N)) and computes, for every index t of the last
+/// block, S_{n+1}(:, :, t) = S_n(:, :, t)·C_n with C_n the core as an (R_{n−1}I_n)×(J_nR_n) matrix. Its output is
+/// already S_{n+1}'s layout, and S_N is Y. The backward pass reverses it with the saved S_n:
+///   ∂J/∂C_n = Σ_t S_n(:, :, t)ᵀ·G_{n+1}(:, :, t),   G_n(:, :, t) = G_{n+1}(:, :, t)·C_nᵀ,   G_N = ∂J/∂Y,
+/// so d𝒢_n has the core's shape and ∂J/∂X = G_0.
+///
+/// Parameter count Σ_n R_{n−1}·I_n·J_n·R_n (the cores' entries; this layer has no bias). In the quantized format
+/// (I_n = J_n = 2, R_n = 2, N ≥ 2) the first and last cores have 8 entries and the N − 2 middle ones 16, so
+/// 16(N − 1) in all, against 4^N for the dense W.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tprod/decomp/mpo.hpp"
+
+namespace tprod::nn {
+
+/// @brief The weight of an MPO linear layer.
+template <real_scalar T>
+struct mpo_linear_params {
+  mpo<T> weight;
+
+  std::size_t in_width() const { return weight.rows(); }    ///< I
+  std::size_t out_width() const { return weight.cols(); }   ///< J
+  std::size_t parameter_count() const { return weight.parameter_count(); }
+
+  /// @brief Visits the cores as f(name, ndtensor<T>&), names "<prefix>core_<n>", in core order.
+  template <class F>
+  void for_each(F&& f, const std::string& prefix = "") {
+    for (std::size_t n = 0; n < weight.cores.size(); ++n) {
+      const std::string name = prefix + "core_" + std::to_string(n);
+      f(name, weight.cores[n]);
+    }
+  }
+};
+
+/// @brief A zero weight with the cores' shapes of p (the gradient's container).
+template <real_scalar T>
+mpo_linear_params<T> zeros_like(const mpo_linear_params<T>& p) {
+  mpo_linear_params<T> z;
+  for (const auto& c : p.weight.cores) z.weight.cores.push_back(zeros<T>(shape_of(c)));
+  return z;
+}
+
+/// @brief Random cores, i.i.d. uniform in [−a, a] with the same a for every core, chosen so that each entry of
+///        W = 𝒢_1⋯𝒢_N has the variance 1/(3I) of the dense L-linear layer's U[−1/√I, 1/√I] weights: an entry of W
+///        sums Π_{n=1}^{N−1} R_n products of N independent zero-mean entries, so Var w = (a²/3)^N·Π R_n.
+/// @param bond_ranks (R_1, …, R_{N−1}).
+/// @throws shape_error when the factorizations differ in length, a size or rank is zero, or bond_ranks does not
+///         have N − 1 entries.
+template <real_scalar T>
+mpo_linear_params<T> make_mpo_linear_params(const nd_shape& row_dims, const nd_shape& col_dims,
+                                            const std::vector<std::size_t>& bond_ranks, std::uint64_t seed) {
+  const std::size_t order = row_dims.size();
+  TPROD_EXPECTS(order > 0 && col_dims.size() == order && bond_ranks.size() + 1 == order,
+                "nn::make_mpo_linear_params: row factorization " + tprod::detail::shape_text(row_dims) +
+                    ", column factorization " + tprod::detail::shape_text(col_dims) + " and " +
+                    std::to_string(bond_ranks.size()) + " bond ranks (need N, N and N - 1 entries)");
+  std::vector<std::size_t> ranks{1};
+  ranks.insert(ranks.end(), bond_ranks.begin(), bond_ranks.end());
+  ranks.push_back(1);
+  double paths = 1;
+  for (std::size_t n = 0; n < order; ++n) {
+    TPROD_EXPECTS(row_dims[n] > 0 && col_dims[n] > 0 && ranks[n + 1] > 0,
+                  "nn::make_mpo_linear_params: sizes and ranks must be positive (core " + std::to_string(n) + ")");
+    paths *= double(ranks[n + 1]);
+  }
+  const double variance = 1.0 / (3.0 * double(tprod::detail::product(row_dims)));
+  const T a = T(std::sqrt(3.0 * std::pow(variance / paths, 1.0 / double(order))));
+  mpo_linear_params<T> p;
+  for (std::size_t n = 0; n < order; ++n) {
+    ndtensor<T> core = random_ndtensor<T>({ranks[n], row_dims[n], col_dims[n], ranks[n + 1]}, seed + n);
+    tprod::detail::elements(core) *= a;
+    p.weight.cores.push_back(std::move(core));
+  }
+  return p;
+}
+
+/// @brief As above with every bond rank equal to `rank`.
+template <real_scalar T>
+mpo_linear_params<T> make_mpo_linear_params(const nd_shape& row_dims, const nd_shape& col_dims, std::size_t rank,
+                                            std::uint64_t seed) {
+  return make_mpo_linear_params<T>(row_dims, col_dims,
+                                   std::vector<std::size_t>(row_dims.empty() ? 0 : row_dims.size() - 1, rank), seed);
+}
+
+/// @brief The quantized layer (paper 002's "super-compression"): I = 2^N, J = 2^N, I_n = J_n = 2, bond ranks
+///        `rank` (2 by default: 16(N − 1) parameters).
+/// @throws shape_error unless I and J are powers of two of at least 2 with the same exponent N.
+template <real_scalar T>
+mpo_linear_params<T> make_qtt_linear_params(std::size_t in, std::size_t out, std::uint64_t seed,
+                                            std::size_t rank = 2) {
+  const nd_shape ri = quantized_dims(in), cj = quantized_dims(out);
+  TPROD_EXPECTS(ri.size() == cj.size(), "nn::make_qtt_linear_params: I = " + std::to_string(in) + " = 2^" +
+                                            std::to_string(ri.size()) + " and J = " + std::to_string(out) + " = 2^" +
+                                            std::to_string(cj.size()) +
+                                            " need the same number of binary factors");
+  return make_mpo_linear_params<T>(ri, cj, rank, seed);
+}
+
+/// @brief The layer of a dense W ∈ ℝ^{I×J} by TT-SVD (tprod::mpo_from_matrix): exact at full ranks (the default
+///        options), or truncated with a guaranteed ‖W − MPO‖_F ≤ ε‖W‖_F / capped ranks.
+/// @throws shape_error when the factorizations do not multiply to W's shape.
+template <real_scalar T>
+mpo_linear_params<T> mpo_linear_from_dense(const dense_matrix<T>& w, const nd_shape& row_dims,
+                                           const nd_shape& col_dims, const tt_options& options = {}) {
+  return {mpo_from_matrix<T>(w, row_dims, col_dims, options)};
+}
+
+/// @brief The running tensors S_0 = X, S_1, …, S_{N−1} of the forward pass (S_n as a (rows_n·R_{n−1}I_n)×tail_n
+///        buffer, see the file comment).
+template <real_scalar T>
+struct mpo_linear_saved {
+  std::vector<dense_matrix<T>> states;
+  std::size_t batch_rows = 0;  ///< r, the rows of X
+  std::size_t bytes() const {
+    std::size_t b = 0;
+    for (const auto& s : states) b += std::size_t(s.size()) * sizeof(T);
+    return b;
+  }
+};
+
+/// @brief ∂J/∂X and ∂J/∂𝒢_n (same shapes as the cores).
+template <real_scalar T>
+struct mpo_linear_grads {
+  dense_matrix<T> d_input;
+  mpo_linear_params<T> d_params;
+};
+
+namespace detail {
+/// The sizes of step n: rows (r·J_1⋯J_{n−1}), in = R_{n−1}I_n, out = J_nR_n, tail = I_{n+1}⋯I_N.
+struct mpo_step_dims {
+  std::size_t rows, in, out, tail;
+};
+template <class T>
+std::vector<mpo_step_dims> mpo_steps(const mpo<T>& w, std::size_t batch_rows) {
+  std::vector<mpo_step_dims> steps;
+  std::size_t rows = batch_rows, tail = w.rows();
+  for (const auto& c : w.cores) {
+    const auto s = c.shape();
+    tail /= s[1];
+    steps.push_back({rows, s[0] * s[1], s[2] * s[3], tail});
+    rows *= s[2];
+  }
+  return steps;
+}
+template <class T>
+Eigen::Map<const dense_matrix<T>> mpo_core_matrix(const ndtensor<T>& core) {
+  const auto s = core.shape();
+  return tprod::detail::as_matrix(core, s[0] * s[1], s[2] * s[3]);
+}
+}  // namespace detail
+
+/// @brief Y = X·W core by core (paper 002, eq. 4), into `y` and `saved` (reused across calls).
+/// @throws shape_error when X does not have I columns or the MPO is invalid.
+template <real_scalar T>
+void mpo_linear_forward(const mpo_linear_params<T>& prm, const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                        dense_matrix<T>& y, mpo_linear_saved<T>& saved) {
+  const mpo<T>& w = prm.weight;
+  w.validate("nn::mpo_linear_forward");
+  TPROD_EXPECTS(std::size_t(x.cols()) == w.rows(),
+                "nn::mpo_linear_forward: input " + tprod::detail::shape_text(x) + " does not match the MPO weight of " +
+                    std::to_string(w.rows()) + "x" + std::to_string(w.cols()) + " (" +
+                    tprod::detail::shape_text(w.row_dims()) + " by " + tprod::detail::shape_text(w.col_dims()) + ")");
+  const auto steps = detail::mpo_steps(w, std::size_t(x.rows()));
+  saved.batch_rows = std::size_t(x.rows());
+  saved.states.resize(steps.size());
+  saved.states[0] = x;
+  saved.states[0].resize(Eigen::Index(steps[0].rows * steps[0].in), Eigen::Index(steps[0].tail));
+  for (std::size_t n = 0; n < steps.size(); ++n) {
+    const auto [rows, in, out, tail] = steps[n];
+    dense_matrix<T>& next = n + 1 < steps.size() ? saved.states[n + 1] : y;
+    next.resize(Eigen::Index(rows * out), Eigen::Index(tail));
+    const auto core = detail::mpo_core_matrix(w.cores[n]);
+    for (std::size_t t = 0; t < tail; ++t)
+      Eigen::Map<dense_matrix<T>>(next.data() + t * rows * out, Eigen::Index(rows), Eigen::Index(out)).noalias() =
+          Eigen::Map<const dense_matrix<T>>(saved.states[n].data() + t * rows * in, Eigen::Index(rows),
+                                            Eigen::Index(in)) * core;
+  }
+  y.resize(x.rows(), Eigen::Index(w.cols()));  // S_N = ((l, j_1, …, j_N)) is Y, column-major
+}
+
+/// @brief Y = X·W and the state its backward pass needs.
+template <real_scalar T>
+std::pair<dense_matrix<T>, mpo_linear_saved<T>> mpo_linear_forward(
+    const mpo_linear_params<T>& prm, const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x) {
+  std::pair<dense_matrix<T>, mpo_linear_saved<T>> r;
+  mpo_linear_forward<T>(prm, x, r.first, r.second);
+  return r;
+}
+
+/// @brief Backward pass: ∂J/∂𝒢_n = Σ_t S_n(:, :, t)ᵀ G_{n+1}(:, :, t) and ∂J/∂X, core by core from the last.
+/// @throws shape_error when d_out is not r×J.
+template <real_scalar T>
+mpo_linear_grads<T> mpo_linear_backward(const mpo_linear_params<T>& prm, const mpo_linear_saved<T>& saved,
+                                        const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& d_out) {
+  const mpo<T>& w = prm.weight;
+  TPROD_EXPECTS(std::size_t(d_out.rows()) == saved.batch_rows && std::size_t(d_out.cols()) == w.cols() &&
+                    saved.states.size() == w.order(),
+                "nn::mpo_linear_backward: gradient " + tprod::detail::shape_text(d_out) + " does not match the output " +
+                    std::to_string(saved.batch_rows) + "x" + std::to_string(w.cols()));
+  const auto steps = detail::mpo_steps(w, saved.batch_rows);
+  mpo_linear_grads<T> g{dense_matrix<T>(), zeros_like(prm)};
+  dense_matrix<T> grad = d_out, prev;  // G_{n+1}, any shape holding its data in order
+  for (std::size_t n = steps.size(); n-- > 0;) {
+    const auto [rows, in, out, tail] = steps[n];
+    const auto core = detail::mpo_core_matrix(w.cores[n]);
+    auto d_core = tprod::detail::as_matrix(g.d_params.weight.cores[n], in, out);
+    prev.resize(Eigen::Index(rows * in), Eigen::Index(tail));
+    for (std::size_t t = 0; t < tail; ++t) {
+      const Eigen::Map<const dense_matrix<T>> gt(grad.data() + t * rows * out, Eigen::Index(rows), Eigen::Index(out));
+      d_core.noalias() += Eigen::Map<const dense_matrix<T>>(saved.states[n].data() + t * rows * in, Eigen::Index(rows),
+                                                            Eigen::Index(in)).transpose() * gt;
+      Eigen::Map<dense_matrix<T>>(prev.data() + t * rows * in, Eigen::Index(rows), Eigen::Index(in)).noalias() =
+          gt * core.transpose();
+    }
+    std::swap(grad, prev);
+  }
+  grad.resize(Eigen::Index(saved.batch_rows), Eigen::Index(w.rows()));  // G_0 = ∂J/∂X, column-major r×I
+  g.d_input = std::move(grad);
+  return g;
+}
+
+}  // namespace tprod::nn
