@@ -30,6 +30,10 @@ template <class X, class Y> tensor3<cd> reference_facewise(const X& a, const Y& 
   return c;
 }
 
+template <class V> concept has_slices = requires(V v) { v.slice(0); };
+template <class V> concept has_elements = requires(V v) { v(0, 0, 0); };
+template <class V> concept has_tube_matrix = requires(V v) { v.unfold_tubes(); };
+
 }  // namespace
 
 TEST_CASE("parallel_for visits every index once, on up to the requested threads, and rethrows") {
@@ -163,10 +167,8 @@ TEST_CASE("transform_path::fftw is refused without FFTW, and a general Z always 
 TEST_CASE("views know their memory space: element access and Eigen maps exist on the host only") {
   using host_view = tensor3_view<float>;
   using device_view = tensor3_view<float, dextents3, device_space>;
-  static_assert(requires(host_view v) { v.slice(0); v(0, 0, 0); v.tube(0, 0); });
-  static_assert(!requires(device_view v) { v.slice(0); });
-  static_assert(!requires(device_view v) { v(0, 0, 0); });
-  static_assert(!requires(device_view v) { v.unfold_tubes(); });
+  static_assert(has_slices<host_view> && has_elements<host_view> && has_tube_matrix<host_view>);
+  static_assert(!has_slices<device_view> && !has_elements<device_view> && !has_tube_matrix<device_view>);
   static_assert(!std::is_convertible_v<device_view, host_view>);
   static_assert(!host_tensor3<device_view>);
   const device_view d(nullptr, 2, 3, 4);

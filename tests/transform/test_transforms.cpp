@@ -7,7 +7,7 @@ using namespace tprod::test;
 
 TEST_CASE_TEMPLATE("every transform: inverse(forward(A)) = A, and forward equals A x3 Z by definition", T,
                    TPROD_TEST_SCALARS) {
-  for (std::size_t p : {1, 2, 5, 8}) {
+  for (std::size_t p : {1, 2, 5, 8, 10, 16}) {  // 8, 10, 16: the DCT's even/odd split
     for_each_transform(p, [&](const auto& l) {
       CAPTURE(l.name());
       CAPTURE(p);
