@@ -63,9 +63,14 @@ void gemm_limit(benchmark::State& state, std::size_t m, std::size_t l, std::size
   set_flops(state, m, l, n, p);
 }
 
-/// One 1024³ float GEMM by Eigen on `threads` threads (Eigen's own OpenMP threading): the machine's SGEMM peak.
+/// One 1024³ float GEMM by Eigen on `threads` threads (Eigen's own OpenMP threading, which tprod otherwise keeps
+/// at 1): the machine's SGEMM peak.
 void gemm_peak(benchmark::State& state, std::size_t threads) {
   const thread_count tc(threads);
+  struct eigen_threads {
+    explicit eigen_threads(std::size_t n) { Eigen::setNbThreads(int(n)); }
+    ~eigen_threads() { Eigen::setNbThreads(1); }
+  } et(tprod::num_threads());
   const Eigen::Index s = 1024;
   const Eigen::MatrixXf a = Eigen::MatrixXf::Random(s, s), b = Eigen::MatrixXf::Random(s, s);
   Eigen::MatrixXf c(s, s);

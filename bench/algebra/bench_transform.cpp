@@ -33,6 +33,21 @@ void copy_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
 }
 
+/// The DCT as one (m·n)×p by p×p GEMM with Φᵀ, without the even/odd split the GEMM path now takes: the split's
+/// baseline.
+void dct_full_gemm(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p, std::size_t threads) {
+  const auto a = tprod::random_tensor3<float>(m, n, p, 1);
+  tprod::tensor3<float> out(m, n, p, tprod::uninitialized);
+  const auto phi_t = tprod::dct{}.forward_factor<float>(p);
+  const std::size_t team = threads != 0 ? threads : tprod::num_threads();
+  for (auto _ : state) {
+    tprod::backend::cpu::apply_along_tubes<float, float, float>(a.view(), *phi_t, out.view(), team);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
+}
+
 std::string shape(std::size_t m, std::size_t n, std::size_t p) {
   return "m" + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
 }
@@ -48,6 +63,12 @@ const bool registered = [] {
   })->UseRealTime();
   benchmark::RegisterBenchmark("copy_limit/m256_n256_p16", [](benchmark::State& s) { copy_limit(s, 256, 256, 16); })
       ->UseRealTime();
+  benchmark::RegisterBenchmark("transform/dct/full_gemm/m256_n256_p16", [](benchmark::State& s) {
+    dct_full_gemm(s, 256, 256, 16, 0);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("transform/dct/full_gemm/m256_n256_p16/t1", [](benchmark::State& s) {
+    dct_full_gemm(s, 256, 256, 16, 1);
+  })->UseRealTime();
   benchmark::RegisterBenchmark("transform/dft/m256_n256_p16", [](benchmark::State& s) {
     run_transform(s, tprod::dft{}, 256, 256, 16);
   });

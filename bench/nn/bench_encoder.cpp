@@ -22,6 +22,11 @@ struct thread_count {
   explicit thread_count(std::size_t threads) { tprod::set_num_threads(threads); }
   ~thread_count() { tprod::set_num_threads(0); }
 };
+/// Eigen's own GEMM threading (which tprod keeps at 1) on tprod's thread count, for the plain-Eigen baseline.
+struct eigen_threads {
+  eigen_threads() { Eigen::setNbThreads(int(tprod::num_threads())); }
+  ~eigen_threads() { Eigen::setNbThreads(1); }
+};
 
 template <class L>
 void run_encoder(benchmark::State& state, const nn::layer_config& cfg, const L& l, std::size_t b, std::size_t t,
@@ -65,6 +70,7 @@ void lproduct_p4(benchmark::State& s, std::size_t d, std::size_t h, std::size_t 
 /// (p = 1: the standard layer).
 void gemm_only(benchmark::State& state, std::size_t d, std::size_t heads, std::size_t p, std::size_t threads = 0) {
   const thread_count tc(threads);
+  const eigen_threads et;
   using M = Eigen::MatrixXf;
   const Eigen::Index r = Eigen::Index(batch * length), dd = Eigen::Index(d / p), f = 4 * dd,
                      t = Eigen::Index(length), dh = Eigen::Index(d / heads);

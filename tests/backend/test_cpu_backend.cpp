@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tprod/nn/detail/slice_gemm.hpp"
 #include "tprod_test.hpp"
 
 using namespace tprod;
@@ -173,4 +174,37 @@ TEST_CASE("views know their memory space: element access and Eigen maps exist on
   static_assert(!host_tensor3<device_view>);
   const device_view d(nullptr, 2, 3, 4);
   CHECK(d.size() == 24);
+}
+
+TEST_CASE_TEMPLATE("nn slice GEMMs by slices and column panels agree with plain loops, on 1 and 3 threads", T, float,
+                   double) {
+  for (std::size_t p : {1, 2}) {
+    const std::size_t rows = 128, in = 64, width = 160, c0 = 16, q = 112;  // 128·64·112 > 2^20: shared
+    const auto x = random_tensor3<T>(rows, in, p, 1), w = random_tensor3<T>(in, width, p, 2);
+    const auto b = random_tensor3<T>(1, width, p, 3), dy = random_tensor3<T>(rows, q, p, 4);
+    // Independent reference with Eigen dense matrices, slice by slice.
+    tensor3<T> y_ref(rows, q, p), dw_ref(in, width, p), db_ref(1, width, p), dx_ref(rows, in, p);
+    for (std::size_t k = 0; k < p; ++k) {
+      const detail::dense_matrix<T> xk = x.slice(k), wk = w.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q));
+      for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < q; ++j) {
+          T acc = b(0, c0 + j, k);
+          for (std::size_t t = 0; t < in; ++t) acc += xk(Eigen::Index(i), Eigen::Index(t)) * wk(Eigen::Index(t), Eigen::Index(j));
+          y_ref(i, j, k) = acc;
+        }
+      dw_ref.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q)) = xk.transpose() * dy.slice(k);
+      db_ref.slice(k).row(0).segment(Eigen::Index(c0), Eigen::Index(q)) = dy.slice(k).colwise().sum();
+      dx_ref.slice(k) = dy.slice(k) * wk.transpose();
+    }
+    for (std::size_t threads : {1, 3}) {
+      const threads_for_scope t(threads);
+      tensor3<T> y, dw(in, width, p), db(1, width, p), dx;
+      nn::detail::slice_linear_forward(x, w, b, c0, q, y);
+      nn::detail::slice_linear_backward(x, w, dy, c0, &dx, false, dw, db);
+      TPROD_CHECK_CLOSE(y, y_ref, T, in);
+      TPROD_CHECK_CLOSE(dw, dw_ref, T, rows);
+      TPROD_CHECK_CLOSE(db, db_ref, T, rows);
+      TPROD_CHECK_CLOSE(dx, dx_ref, T, q);
+    }
+  }
 }

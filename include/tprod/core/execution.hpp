@@ -48,7 +48,10 @@ inline std::size_t initial_num_threads() {
 #endif
 }
 inline std::atomic<std::size_t>& num_threads_setting() {
-  static std::atomic<std::size_t> n{initial_num_threads()};
+  // Eigen's own GEMM threading is set to 1 once, here: tprod shares every product out itself. Left on, Eigen
+  // would start a team of its own for each of tprod's small unit GEMMs that happens to run outside a parallel
+  // region (a 4096×16 by 16×16 block of a transform, say), which measured 10–40× slower on a loaded machine.
+  static std::atomic<std::size_t> n{(Eigen::setNbThreads(1), initial_num_threads())};
   return n;
 }
 }  // namespace detail
@@ -57,13 +60,13 @@ inline std::atomic<std::size_t>& num_threads_setting() {
 inline std::size_t num_threads() { return detail::num_threads_setting().load(std::memory_order_relaxed); }
 
 /// @brief Sets the process-wide thread count; 0 restores the default (TPROD_NUM_THREADS or every core).
-/// It also sets Eigen's own thread count (Eigen::setNbThreads), which a GEMM that Eigen runs by itself, outside
-/// tprod's parallel loops, follows. Call it from one thread, before starting work on others.
+/// tprod divides its work among these threads itself and keeps Eigen's own GEMM threading at 1
+/// (Eigen::setNbThreads(1), done at tprod's first use), so the two never stack. Code of yours that wants Eigen
+/// to thread its own products may call Eigen::setNbThreads(k) afterwards; tprod's kernels are unaffected, since
+/// Eigen does not start threads inside tprod's parallel units.
 /// Without OpenMP (tprod built with TPROD_USE_OPENMP=OFF) every kernel runs on the calling thread regardless.
 inline void set_num_threads(std::size_t n) {
-  const std::size_t count = n == 0 ? detail::initial_num_threads() : n;
-  detail::num_threads_setting().store(count, std::memory_order_relaxed);
-  Eigen::setNbThreads(int(count));
+  detail::num_threads_setting().store(n == 0 ? detail::initial_num_threads() : n, std::memory_order_relaxed);
 }
 
 /// @brief An execution choice for one call: the transform path and the threads of tprod's parallel loops
