@@ -13,14 +13,14 @@ command -v gnuplot >/dev/null || { echo "bench-sweep: gnuplot not found (apt-get
 mkdir -p "$out"
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
-"$bench" --benchmark_filter='^(lproduct/dct/s[0-9]+_p[0-9]+(/t1)?|gemm_peak/t(1|N))$' \
+"$bench" --benchmark_filter='^(lproduct/dct/s[0-9]+_p[0-9]+(/t1)?|gemm_peak/t(1|N))(/real_time)?$' \
   --benchmark_repetitions="${TPROD_BENCH_REPETITIONS:-3}" --benchmark_report_aggregates_only=true \
   --benchmark_format=csv >"$raw" 2>/dev/null
 # CSV columns: name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_second,label,
 # error_occurred,error_message,<counters...>; keep the medians and the GFLOP/s counter.
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "\"GFLOP/s\"" || $i == "GFLOP/s") g = i; next }
   $1 ~ /_median"?$/ {
-    name = $1; gsub(/"/, "", name); sub(/_median$/, "", name)
+    name = $1; gsub(/"/, "", name); sub(/_median$/, "", name); sub(/\/real_time$/, "", name)
     threads = (name ~ /\/t1$/) ? 1 : "N"
     s = ""; p = ""
     if (match(name, /s[0-9]+_p[0-9]+/)) { split(substr(name, RSTART + 1, RLENGTH - 1), sp, "_p"); s = sp[1]; p = sp[2] }

@@ -143,6 +143,37 @@ void dct_even_odd(const R* in, R* out, std::size_t rows, std::size_t p, const de
 
 /// @brief Whether the DCT of length-p tubes takes the even/odd split on the GEMM path.
 inline bool use_dct_split(std::size_t p) { return p % 2 == 0 && p >= dct_split_min_tubes; }
+
+/// @brief One direction of the transform: out = in ×₃ Z (forward) or in ×₃ Z⁻¹, with T the original scalar and
+/// p the original tube count; the fastest applicable kernel on the execution's threads.
+template <class T, class L, class In, class Out>
+void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> out, bool forward, const execution& ex) {
+  const std::size_t p = forward ? in.p() : out.p();
+  const std::size_t threads = threads_for(std::max(in.size(), out.size()), ex);
+  if constexpr (L::algorithm == tube_algorithm::identity) {
+    parallel_ranges(in.size(), threads, parallel_min_elements,
+                    [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
+    return;
+  }
+#if TPROD_HAS_FFTW
+  if (use_fftw(L::algorithm, ex.path, p)) {
+    if constexpr (L::algorithm == tube_algorithm::dct2) return fftw_dct<T>(in, out, forward, threads);
+    if constexpr (L::algorithm == tube_algorithm::dft)
+      return fftw_dft<T>(in.data(), out.data(), p, in.m() * in.n(), forward, threads);
+  }
+#else
+  use_fftw(L::algorithm, ex.path, p);  // refuses transform_path::fftw
+#endif
+  if constexpr (L::algorithm == tube_algorithm::dct2) {
+    if (use_dct_split(p)) {
+      using R = real_t<T>;
+      const std::size_t rows = in.m() * in.n() * (is_complex_v<T> ? 2 : 1);
+      return dct_even_odd<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p,
+                             *l.template forward_factor<T>(p), forward, threads);
+    }
+  }
+  apply_along_tubes(in, forward ? *l.template forward_factor<T>(p) : *l.template inverse_factor<T>(p), out, threads);
+}
 }  // namespace detail
 
 /// @brief out = in ×₃ Z (the forward L-transform), in original scalar T, out L's domain scalar; `out` has
@@ -150,60 +181,14 @@ inline bool use_dct_split(std::size_t p) { return p % 2 == 0 && p >= dct_split_m
 template <scalar T, transform_policy L>
 void forward(const L& l, tensor3_view<const T> in, tensor3_view<typename L::template domain_scalar<T>> out,
              const execution& ex) {
-  const std::size_t p = in.p(), threads = detail::threads_for(in.size(), ex);
-  if constexpr (L::algorithm == tube_algorithm::identity) {
-    parallel_ranges(in.size(), threads, parallel_min_elements,
-                    [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
-    return;
-  }
-#if TPROD_HAS_FFTW
-  if (use_fftw(L::algorithm, ex.path, p)) {
-    if constexpr (L::algorithm == tube_algorithm::dct2) return detail::fftw_dct<T>(in, out, true, threads);
-    if constexpr (L::algorithm == tube_algorithm::dft)
-      return detail::fftw_dft<T>(in.data(), out.data(), p, in.m() * in.n(), true, threads);
-  }
-#else
-  use_fftw(L::algorithm, ex.path, p);  // refuses transform_path::fftw
-#endif
-  if constexpr (L::algorithm == tube_algorithm::dct2) {
-    if (detail::use_dct_split(p)) {
-      using R = real_t<T>;
-      const std::size_t rows = in.m() * in.n() * (is_complex_v<T> ? 2 : 1);
-      return detail::dct_even_odd<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p,
-                                     *l.template forward_factor<T>(p), true, threads);
-    }
-  }
-  apply_along_tubes(in, *l.template forward_factor<T>(p), out, threads);
+  detail::apply_transform<T>(l, in, out, true, ex);
 }
 
 /// @brief out = in ×₃ Z⁻¹ (the inverse L-transform), from L's stored domain slices back to p original slices.
 template <scalar T, transform_policy L>
 void inverse(const L& l, tensor3_view<const typename L::template domain_scalar<T>> in, tensor3_view<T> out,
              const execution& ex) {
-  const std::size_t p = out.p(), threads = detail::threads_for(out.size(), ex);
-  if constexpr (L::algorithm == tube_algorithm::identity) {
-    parallel_ranges(in.size(), threads, parallel_min_elements,
-                    [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
-    return;
-  }
-#if TPROD_HAS_FFTW
-  if (use_fftw(L::algorithm, ex.path, p)) {
-    if constexpr (L::algorithm == tube_algorithm::dct2) return detail::fftw_dct<T>(in, out, false, threads);
-    if constexpr (L::algorithm == tube_algorithm::dft)
-      return detail::fftw_dft<T>(in.data(), out.data(), p, out.m() * out.n(), false, threads);
-  }
-#else
-  use_fftw(L::algorithm, ex.path, p);
-#endif
-  if constexpr (L::algorithm == tube_algorithm::dct2) {
-    if (detail::use_dct_split(p)) {
-      using R = real_t<T>;
-      const std::size_t rows = out.m() * out.n() * (is_complex_v<T> ? 2 : 1);
-      return detail::dct_even_odd<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p,
-                                     *l.template forward_factor<T>(p), false, threads);
-    }
-  }
-  apply_along_tubes(in, *l.template inverse_factor<T>(p), out, threads);
+  detail::apply_transform<T>(l, in, out, false, ex);
 }
 
 }  // namespace tprod::backend::cpu
