@@ -1,5 +1,5 @@
-# Installs the headers, the tprod::tprod target with its config and version files, and exports the
-# build tree so that a consumer can also point tprod_DIR at a build directory.
+# Installs the headers, the tprod::tprod target (and tprod::instances when built) with the config and version
+# files, and exports the build tree so that a consumer can also point tprod_DIR at a build directory.
 include(CMakePackageConfigHelpers)
 
 set(TPROD_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/cmake/tprod")
@@ -9,13 +9,22 @@ install(TARGETS tprod EXPORT tprodTargets)
 if(TARGET tprod_io)
   install(TARGETS tprod_io EXPORT tprodTargets)
 endif()
+if(TARGET tprod_instances)
+  install(TARGETS tprod_instances EXPORT tprodTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(EXPORT tprodTargets NAMESPACE tprod:: DESTINATION ${TPROD_INSTALL_CMAKEDIR})
 
+# Header-only, the package fits any architecture; with the compiled instances it does not.
+if(TARGET tprod_instances)
+  set(tprod_arch_independent "")
+else()
+  set(tprod_arch_independent ARCH_INDEPENDENT)
+endif()
 configure_package_config_file(cmake/tprodConfig.cmake.in
   "${PROJECT_BINARY_DIR}/tprodConfig.cmake"
   INSTALL_DESTINATION ${TPROD_INSTALL_CMAKEDIR})
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/tprodConfigVersion.cmake"
-  COMPATIBILITY SameMajorVersion ARCH_INDEPENDENT)
+  COMPATIBILITY SameMajorVersion ${tprod_arch_independent})
 configure_file(cmake/tprodFindFFTW.cmake "${PROJECT_BINARY_DIR}/tprodFindFFTW.cmake" COPYONLY)
 install(FILES
   "${PROJECT_BINARY_DIR}/tprodConfig.cmake"

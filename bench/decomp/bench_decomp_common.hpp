@@ -1,10 +1,8 @@
 #pragma once
-// Shared by the decomposition benchmarks: the decompositions are compiled once (bench_instantiate.cpp).
+// Shared by the decomposition benchmarks: the decompositions are compiled once, in tprod::instances.
 #include <benchmark/benchmark.h>
 
-#include "tprod/decomp/instantiation.hpp"
-
-TPROD_DECOMP_EXTERN_TEMPLATES(double)
+#include "tprod/decomp/extern_templates.hpp"
 
 namespace bench_decomp {
 

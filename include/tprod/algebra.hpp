@@ -15,3 +15,5 @@
 #include "tprod/algebra/spectral_norms.hpp"
 #include "tprod/algebra/svd.hpp"
 #include "tprod/algebra/transpose.hpp"
+
+#include "tprod/algebra/extern_templates.hpp"  // declares nothing unless TPROD_EXTERN_TEMPLATES (tprod::instances)

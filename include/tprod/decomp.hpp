@@ -14,3 +14,5 @@
 #include "tprod/decomp/tensor_train.hpp"
 #include "tprod/decomp/tucker.hpp"
 #include "tprod/decomp/unfold.hpp"
+
+#include "tprod/decomp/extern_templates.hpp"  // declares nothing unless TPROD_EXTERN_TEMPLATES (tprod::instances)

@@ -20,3 +20,5 @@
 #include "tprod/nn/schedule.hpp"
 #include "tprod/nn/t_attention.hpp"
 #include "tprod/nn/tensorize.hpp"
+
+#include "tprod/nn/extern_templates.hpp"  // declares nothing unless TPROD_EXTERN_TEMPLATES (tprod::instances)

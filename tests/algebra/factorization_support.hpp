@@ -13,7 +13,7 @@
 #include "tprod/algebra/transpose.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/transform.hpp"
-#include "tprod_kernels.hpp"
+#include "tprod/algebra/extern_templates.hpp"
 
 namespace tprod::factor_test {
 

@@ -7,11 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "tprod/decomp/instantiation.hpp"
-
-// The decompositions are compiled once, in instantiate_float.cpp and instantiate_double.cpp.
-TPROD_DECOMP_EXTERN_TEMPLATES(float)
-TPROD_DECOMP_EXTERN_TEMPLATES(double)
+#include "tprod/decomp/extern_templates.hpp"  // compiled once, in tprod::instances
 
 namespace decomp_test {
 

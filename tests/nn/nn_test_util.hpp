@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "nn_kernels.hpp"
+#include "tprod/nn/extern_templates.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/nn/attention.hpp"
 #include "tprod/transform/dct.hpp"

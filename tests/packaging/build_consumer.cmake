@@ -1,7 +1,8 @@
 # cmake -P script behind the packaging tests: configures, builds and runs tests/packaging/consumer against
-# tprod in one way (MODE = find_package, add_subdirectory or fetchcontent), in a fresh WORK_DIR.
+# tprod in one way (MODE = find_package, add_subdirectory or fetchcontent, header-only; or instances: the
+# package installed from the build TPROD_BUILD_DIR, linking tprod::instances), in a fresh WORK_DIR.
 # Inputs (-D): MODE, TPROD_SOURCE_DIR, CONSUMER_DIR, WORK_DIR, GENERATOR, CXX_COMPILER, USE_FFTW,
-# and optionally MAKE_PROGRAM.
+# and optionally MAKE_PROGRAM and TPROD_BUILD_DIR.
 foreach(var MODE TPROD_SOURCE_DIR CONSUMER_DIR WORK_DIR GENERATOR CXX_COMPILER USE_FFTW)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "build_consumer.cmake: -D${var}=... is required")
@@ -27,27 +28,36 @@ if(USE_FFTW)
 else()
   set(expect_fftw 0)
 endif()
-set(consumer_options -DTPROD_CONSUME=${MODE} -DTPROD_EXPECT_FFTW=${expect_fftw})
+set(consume ${MODE})
+if(MODE STREQUAL "instances")
+  set(consume find_package)
+endif()
+set(consumer_options -DTPROD_CONSUME=${consume} -DTPROD_EXPECT_FFTW=${expect_fftw})
 if(MODE STREQUAL "find_package")
   # Install tprod alone (nothing of its own to build: it is header-only) into a private prefix.
   set(prefix "${WORK_DIR}/prefix")
   run("configure tprod" "${CMAKE_COMMAND}" -S "${TPROD_SOURCE_DIR}" -B "${WORK_DIR}/tprod-build" ${common}
       -DTPROD_BUILD_TESTS=OFF -DTPROD_BUILD_BENCHMARKS=OFF -DTPROD_BUILD_EXAMPLES=OFF -DTPROD_BUILD_TOOLS=OFF
-      -DTPROD_USE_FFTW=${USE_FFTW} "-DCMAKE_INSTALL_PREFIX=${prefix}")
+      -DTPROD_BUILD_INSTANCES=OFF -DTPROD_USE_FFTW=${USE_FFTW} "-DCMAKE_INSTALL_PREFIX=${prefix}")
   run("install tprod" "${CMAKE_COMMAND}" --install "${WORK_DIR}/tprod-build")
   list(APPEND consumer_options "-DCMAKE_PREFIX_PATH=${prefix}")
+elseif(MODE STREQUAL "instances")
+  # Install this build as it is (its tprod::instances already built) and link the consumer with the library.
+  set(prefix "${WORK_DIR}/prefix")
+  run("install tprod" "${CMAKE_COMMAND}" --install "${TPROD_BUILD_DIR}" --prefix "${prefix}")
+  list(APPEND consumer_options "-DCMAKE_PREFIX_PATH=${prefix}" -DTPROD_LINK_INSTANCES=ON)
 else()
   list(APPEND consumer_options "-DTPROD_SOURCE_DIR=${TPROD_SOURCE_DIR}" -DTPROD_USE_FFTW=${USE_FFTW})
 endif()
 
 set(build "${WORK_DIR}/consumer-build")
 run("configure the consumer" "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${build}" ${common} ${consumer_options})
-if(MODE STREQUAL "find_package")
+if(MODE STREQUAL "find_package" OR MODE STREQUAL "instances")
   # The consumer must have found the package just installed, not some other tprod on the machine.
   file(STRINGS "${build}/CMakeCache.txt" found REGEX "^tprod_DIR:")
   string(FIND "${found}" "${prefix}/" at)
   if(NOT at GREATER -1)
-    message(FATAL_ERROR "packaging[find_package]: the consumer found ${found}, not the package in ${prefix}")
+    message(FATAL_ERROR "packaging[${MODE}]: the consumer found ${found}, not the package in ${prefix}")
   endif()
 endif()
 run("build the consumer" "${CMAKE_COMMAND}" --build "${build}")

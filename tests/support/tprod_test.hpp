@@ -9,7 +9,6 @@
 #include <tuple>
 
 #include "tprod/tprod.hpp"
-#include "tprod_kernels.hpp"
 
 #define TPROD_TEST_SCALARS float, double, std::complex<float>, std::complex<double>
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "cli.hpp"
-#include "eigen_instances.hpp"
+#include "tprod/decomp/extern_templates.hpp"  // compiled once, in tprod::instances
 #include "tprod/decomp/tensor_train.hpp"
 #include "tprod/decomp/tucker.hpp"
 

@@ -1,8 +1,7 @@
 #pragma once
 // The slice factorizations of the program (tprod svd, tprod rank), computed in double precision: float32 and
-// complex64 data are promoted, and their factors rounded back when written. Eigen's BDCSVD costs about a
-// minute of compile time per scalar type at -O3, so the program instantiates it for double and
-// complex<double> only, in two translation units (factorizations_{real,complex}.cpp) that compile in parallel.
+// complex64 data are promoted, and their factors rounded back when written: two working scalars instead of four
+// (defined in factorizations.cpp; the factorizations themselves come compiled from tprod::instances).
 #include <complex>
 
 #include "cli.hpp"

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "tprod/backend/cpu/facewise.hpp"
 #include "tprod/nn/detail/common.hpp"
 
 namespace tprod::nn {

@@ -1,7 +1,7 @@
-#pragma once
-// The definitions behind factorizations.hpp, instantiated once per working scalar.
-#include "eigen_instances.hpp"
+// The definitions behind factorizations.hpp, for the two working scalars. The L-SVDs and ranks themselves (and
+// Eigen's BDCSVD under them) come compiled from tprod::instances for the common transforms.
 #include "factorizations.hpp"
+#include "tprod/algebra/extern_templates.hpp"
 #include "tprod/algebra/svd.hpp"
 
 namespace tprod::cli {
@@ -36,5 +36,11 @@ rank_info lranks(const tensor3<W>& a, const transform_choice& t, double tol, dou
   with_transform_keeping<W>(t, [&](const auto& l) { info = ranks(a, l, tol, epsilon); });
   return info;
 }
+
+template svd_factors<double> lsvd(const tensor3<double>&, const transform_choice&, svd_request);
+template svd_factors<std::complex<double>> lsvd(const tensor3<std::complex<double>>&, const transform_choice&,
+                                                svd_request);
+template rank_info lranks(const tensor3<double>&, const transform_choice&, double, double);
+template rank_info lranks(const tensor3<std::complex<double>>&, const transform_choice&, double, double);
 
 }  // namespace tprod::cli

@@ -1,0 +1,4 @@
+// The decompositions' instances for double (tprod/decomp/extern_templates.hpp).
+#include "tprod/decomp/extern_templates.hpp"
+
+TPROD_DECOMP_INSTANCES(template, double)

@@ -1,0 +1,4 @@
+// The nn layers' instances for float (tprod/nn/extern_templates.hpp).
+#include "tprod/nn/extern_templates.hpp"
+
+TPROD_NN_INSTANCES(template, float)

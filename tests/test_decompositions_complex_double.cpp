@@ -1,5 +1,0 @@
-// Instantiates the Eigen decompositions declared extern in support/tprod_kernels.hpp for std::complex<double>.
-#define TPROD_TEST_KERNELS_DEFINE
-#include "tprod_kernels.hpp"
-#define TPROD_TEST_INSTANTIATE(decl) decl
-TPROD_TEST_DECOMPOSITIONS(TPROD_TEST_INSTANTIATE, std::complex<double>);
