@@ -8,7 +8,8 @@
 
 #include "flat_gradient_check.hpp"
 #include "tprod/nn/mpo_linear.hpp"
-#include "tprod_kernels.hpp"
+#include "tprod/algebra/extern_templates.hpp"
+#include "tprod/decomp/extern_templates.hpp"
 
 namespace mpo_test {
 
