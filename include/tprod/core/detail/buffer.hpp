@@ -5,7 +5,9 @@
 /// Why: an L-product allocates transform-domain temporaries as large as its operands. glibc returns large
 /// freed blocks to the OS, so every product in a loop page-faults its temporaries in afresh, which measured
 /// 2–3× slower than the arithmetic itself on our VMs. Each thread therefore keeps a few recently freed blocks
-/// (≥ 32 KiB, at most 8 blocks and 512 MiB) and reuses one whose size fits (within 2×) before asking malloc.
+/// (≥ 32 KiB, at most 8 blocks and 2 GiB) and reuses one whose size fits (within 2×) before asking malloc.
+/// The cap was 512 MiB until a 1024×1024×64 float product (four 256 MiB temporaries) measured 90 GFLOP/s
+/// instead of 218: the temporaries no longer fitted, so every product faulted 1 GiB of fresh pages in.
 /// The floor was 256 KiB until a 32×32×16 float product (four 64 KiB temporaries) measured 2.1 ms instead of
 /// 26 µs: together the temporaries crossed glibc's 128 KiB trim threshold, so every product shrank and
 /// regrew the heap and faulted its pages in again.
@@ -22,7 +24,7 @@ class block_cache {
  public:
   static constexpr std::size_t min_block = std::size_t(32) << 10;
   static constexpr std::size_t max_blocks = 8;
-  static constexpr std::size_t max_bytes = std::size_t(512) << 20;
+  static constexpr std::size_t max_bytes = std::size_t(2) << 30;
   static constexpr std::size_t alignment = 64;
 
   static void* allocate(std::size_t bytes, std::size_t& capacity) {
