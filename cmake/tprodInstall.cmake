@@ -6,6 +6,9 @@ set(TPROD_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/cmake/tprod")
 
 install(DIRECTORY include/tprod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tprod EXPORT tprodTargets)
+if(TARGET tprod_io)
+  install(TARGETS tprod_io EXPORT tprodTargets)
+endif()
 install(EXPORT tprodTargets NAMESPACE tprod:: DESTINATION ${TPROD_INSTALL_CMAKEDIR})
 
 configure_package_config_file(cmake/tprodConfig.cmake.in

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tprod needs that are not installed yet: the compiler and CMake, Eigen, FFTW,
-# xtensor, doctest, Google Benchmark, and clang (for the libFuzzer fuzz target). Quick and silent when
-# everything is there; otherwise one `apt-get update` and one non-interactive `apt-get install`
-# (through sudo when not run as root).
+# xtensor, doctest, Google Benchmark, clang (for the libFuzzer fuzz target), and for the data and checkpoint
+# readers and the examples: nlohmann-json, zlib, Fashion-MNIST, gnuplot, node and npm (the text corpus
+# script). Quick and silent when everything is there; otherwise one `apt-get update` and one non-interactive
+# `apt-get install` (through sudo when not run as root).
 set -euo pipefail
 
-packages=(build-essential cmake libeigen3-dev libfftw3-dev xtensor-dev doctest-dev libbenchmark-dev clang)
+packages=(build-essential cmake libeigen3-dev libfftw3-dev xtensor-dev doctest-dev libbenchmark-dev clang
+          nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist gnuplot-nox nodejs npm)
+# Packages that count as present when their program is on the PATH: NodeSource's nodejs bundles npm and
+# conflicts with Debian's npm package, so asking apt for npm there would remove node.
+declare -A provided_by_command=([nodejs]=node [npm]=npm)
 
 # One dpkg-query for all of them; a package it does not know is simply absent from its output.
 declare -A installed=()
@@ -14,7 +19,10 @@ while read -r name status; do
 done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for package in "${packages[@]}"; do
-  [[ -n "${installed[$package]:-}" ]] || missing+=("$package")
+  [[ -n "${installed[$package]:-}" ]] && continue
+  command=${provided_by_command[$package]:-}
+  [[ -n "$command" ]] && command -v "$command" >/dev/null 2>&1 && continue
+  missing+=("$package")
 done
 
 if ((${#missing[@]} == 0)); then

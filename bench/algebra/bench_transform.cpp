@@ -10,11 +10,12 @@
 namespace {
 
 template <class L>
-void run_transform(benchmark::State& state, const L& policy, std::size_t m, std::size_t n, std::size_t p) {
+void run_transform(benchmark::State& state, const L& policy, std::size_t m, std::size_t n, std::size_t p,
+                   tprod::execution ex = {}) {
   const auto a = tprod::random_tensor3<float>(m, n, p, 1);
   tprod::transformed<typename L::template original_scalar<float>, L> out(a.extents(), policy, tprod::uninitialized);
   for (auto _ : state) {
-    tprod::transform_into(a, out);
+    tprod::transform_into(ex, a, out);
     benchmark::DoNotOptimize(out.data().data());
     benchmark::ClobberMemory();
   }
@@ -41,8 +42,12 @@ const bool registered = [] {
   // The target case: automatic path, beside the copy of the same tensor.
   benchmark::RegisterBenchmark("transform/dct/m256_n256_p16", [](benchmark::State& s) {
     run_transform(s, tprod::dct{}, 256, 256, 16);
-  });
-  benchmark::RegisterBenchmark("copy_limit/m256_n256_p16", [](benchmark::State& s) { copy_limit(s, 256, 256, 16); });
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("transform/dct/m256_n256_p16/t1", [](benchmark::State& s) {
+    run_transform(s, tprod::dct{}, 256, 256, 16, tprod::execution{tprod::transform_path::automatic, 1});
+  })->UseRealTime();
+  benchmark::RegisterBenchmark("copy_limit/m256_n256_p16", [](benchmark::State& s) { copy_limit(s, 256, 256, 16); })
+      ->UseRealTime();
   benchmark::RegisterBenchmark("transform/dft/m256_n256_p16", [](benchmark::State& s) {
     run_transform(s, tprod::dft{}, 256, 256, 16);
   });
@@ -54,9 +59,9 @@ const bool registered = [] {
     for (const auto& [name, path] : paths) {
       if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
       benchmark::RegisterBenchmark(("transform/dct/" + std::string(name) + "/" + sh).c_str(),
-                                   [=](benchmark::State& s) { run_transform(s, tprod::dct{path}, 64, 64, p); });
+                                   [=](benchmark::State& s) { run_transform(s, tprod::dct{}, 64, 64, p, tprod::execution{path}); });
       benchmark::RegisterBenchmark(("transform/dft/" + std::string(name) + "/" + sh).c_str(),
-                                   [=](benchmark::State& s) { run_transform(s, tprod::dft{path}, 64, 64, p); });
+                                   [=](benchmark::State& s) { run_transform(s, tprod::dft{}, 64, 64, p, tprod::execution{path}); });
     }
     benchmark::RegisterBenchmark(("transform/matrix/gemm/" + sh).c_str(), [=](benchmark::State& s) {
       const Eigen::MatrixXd z = Eigen::MatrixXd::Random(Eigen::Index(p), Eigen::Index(p)) +

@@ -7,5 +7,4 @@
 #include "tprod/transform/identity_transform.hpp"
 #include "tprod/transform/matrix_transform.hpp"
 #include "tprod/transform/transform_concepts.hpp"
-#include "tprod/transform/transform_path.hpp"
 #include "tprod/transform/transformed.hpp"

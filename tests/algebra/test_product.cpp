@@ -67,7 +67,7 @@ TEST_CASE_TEMPLATE("DFT product of real tensors equals bcirc(A)·unfold(B) and i
   const auto a = random_tensor3<T>(m, l, p, 10), b = random_tensor3<T>(l, n, p, 11);
   for (auto path : {transform_path::gemm, transform_path::fftw}) {
     if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
-    const tensor3<T> c = product(a, b, dft{path});  // real in, real out (a compile-time fact)
+    const tensor3<T> c = product(execution{path}, a, b, dft{});  // real in, real out (a compile-time fact)
     // bcirc(A) is the block circulant with block (r, s) = A(:, :, (r − s) mod p); unfold(B) stacks B's slices.
     Eigen::Matrix<T, -1, -1> bcirc(m * p, l * p), unfold_b(l * p, n);
     for (std::size_t r = 0; r < p; ++r)
@@ -97,8 +97,8 @@ TEST_CASE_TEMPLATE("known values of the DFT and DCT products", T, TPROD_TEST_SCA
                                                      (M(2, 3) << 6, 1, 6, 5, 3, 2).finished()});
   for (auto path : {transform_path::gemm, transform_path::fftw}) {
     if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
-    TPROD_CHECK_CLOSE(product(a, b, dft{path}), expected_dft, T, 10);
-    const auto c = product(a, b, dct{path});
+    TPROD_CHECK_CLOSE(product(execution{path}, a, b, dft{}), expected_dft, T, 10);
+    const auto c = product(execution{path}, a, b, dct{});
     const M first = (M(2, 3) << 1.621967, 2.588587, 3.852677, 1.884131, 2.960141, 6.292529).finished();
     CHECK((c.slice(0) - first).cwiseAbs().maxCoeff() <= 1e-6 + tol<T>(10) * 7);
   }

@@ -8,16 +8,10 @@ template <class S> using matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynami
 }
 
 #define TPROD_TEST_FOR_EACH_KERNEL(X)                                                                              \
-  X(template void tprod::detail::facewise_into<float>(tprod::tensor3_view<const float>,                            \
-                                                      tprod::tensor3_view<const float>, tprod::tensor3_view<float>));\
-  X(template void tprod::detail::facewise_into<double>(tprod::tensor3_view<const double>,                          \
-                                                       tprod::tensor3_view<const double>, tprod::tensor3_view<double>));\
-  X(template void tprod::detail::facewise_into<std::complex<float>>(                                               \
-      tprod::tensor3_view<const std::complex<float>>, tprod::tensor3_view<const std::complex<float>>,              \
-      tprod::tensor3_view<std::complex<float>>));                                                                  \
-  X(template void tprod::detail::facewise_into<std::complex<double>>(                                              \
-      tprod::tensor3_view<const std::complex<double>>, tprod::tensor3_view<const std::complex<double>>,            \
-      tprod::tensor3_view<std::complex<double>>));                                                                 \
+  X(TPROD_TEST_FACEWISE(float));                                                                                   \
+  X(TPROD_TEST_FACEWISE(double));                                                                                  \
+  X(TPROD_TEST_FACEWISE(std::complex<float>));                                                                     \
+  X(TPROD_TEST_FACEWISE(std::complex<double>));                                                                    \
   X(TPROD_TEST_TUBE_KERNEL(float, float, float));                                                                  \
   X(TPROD_TEST_TUBE_KERNEL(double, double, double));                                                               \
   X(TPROD_TEST_TUBE_KERNEL(std::complex<float>, std::complex<float>, std::complex<float>));                        \
@@ -38,8 +32,11 @@ template <class S> using matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynami
   X(template class Eigen::PartialPivLU<tprod::test_kernels::matrix<S>>)
 
 #define TPROD_TEST_TUBE_KERNEL(TIn, S, TOut)                                                                       \
-  template void tprod::detail::apply_along_tubes<TIn, S, TOut>(                                                    \
-      tprod::tensor3_view<const TIn>, const tprod::detail::dense_matrix<S>&, tprod::tensor3_view<TOut>)
+  template void tprod::backend::cpu::apply_along_tubes<TIn, S, TOut>(                                              \
+      tprod::tensor3_view<const TIn>, const tprod::detail::dense_matrix<S>&, tprod::tensor3_view<TOut>, std::size_t)
+#define TPROD_TEST_FACEWISE(T)                                                                                     \
+  template void tprod::backend::cpu::facewise<T>(tprod::tensor3_view<const T>, tprod::tensor3_view<const T>,        \
+                                                 tprod::tensor3_view<T>, std::size_t)
 
 #ifndef TPROD_TEST_KERNELS_DEFINE
 #define TPROD_TEST_EXTERN(decl) extern decl

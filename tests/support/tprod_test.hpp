@@ -27,21 +27,25 @@ inline Eigen::MatrixXd well_conditioned(std::size_t p, unsigned seed) {
   return Eigen::MatrixXd::Random(Eigen::Index(p), Eigen::Index(p)) * 0.3 + Eigen::MatrixXd::Identity(Eigen::Index(p), Eigen::Index(p)) * 2.0;
 }
 
-/// Every transform tprod offers, on both computation paths where there are two.
+/// Every transform tprod offers.
 inline auto all_transforms(std::size_t p) {
   const Eigen::MatrixXd zr = well_conditioned(p, 7);
   const Eigen::MatrixXcd zc = zr.cast<cd>() + cd(0, 1) * well_conditioned(p, 11).cast<cd>() * 0.5;
-  return std::make_tuple(dct{transform_path::gemm}, dft{transform_path::gemm}, identity_transform{},
-                         matrix_transform<double>(zr), matrix_transform<cd>(zc)
-#if TPROD_HAS_FFTW
-                             ,
-                         dct{transform_path::fftw}, dft{transform_path::fftw}
-#endif
-  );
+  return std::make_tuple(dct{}, dft{}, identity_transform{}, matrix_transform<double>(zr), matrix_transform<cd>(zc));
 }
 
+/// Calls f(L) for every transform on the GEMM path, then for the DCT and the DFT on FFTW (when built with it),
+/// each inside an execution_scope choosing that path.
 template <class F> void for_each_transform(std::size_t p, F&& f) {
-  std::apply([&](const auto&... l) { (f(l), ...); }, all_transforms(p));
+  const auto on = [&](transform_path path, const auto& l) {
+    const execution_scope scope(execution{path});
+    f(l);
+  };
+  std::apply([&](const auto&... l) { (on(transform_path::gemm, l), ...); }, all_transforms(p));
+  if (TPROD_HAS_FFTW) {
+    on(transform_path::fftw, dct{});
+    on(transform_path::fftw, dft{});
+  }
 }
 
 /// The transform's matrix Z built here from its definition, independently of the library.

@@ -6,6 +6,8 @@
 /// `Ahat * Bhat` on transformed tensors is the L-product kept in the transform domain.
 #include <string>
 
+#include "tprod/backend/cpu/facewise.hpp"
+#include "tprod/core/execution.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
 
@@ -34,12 +36,6 @@ inline void check_product_shapes(const char* what, std::size_t am, std::size_t a
                                           "; need A m×l×p and B l×n×p (A's columns = B's rows, same p)");
 }
 
-/// @brief C(:, :, k) = A(:, :, k)·B(:, :, k) for every slice k (C already sized m×n×p).
-template <class T>
-void facewise_into(tensor3_view<const T> a, tensor3_view<const T> b, tensor3_view<T> c) {
-  for (std::size_t k = 0; k < a.p(); ++k) c.slice(k).noalias() = a.slice(k) * b.slice(k);
-}
-
 }  // namespace detail
 
 /// @brief Original-domain facewise product C(:, :, k) = A(:, :, k)·B(:, :, k) (the L-product under the identity).
@@ -54,7 +50,7 @@ auto facewise(const A& a, const B& b) {
   const auto bv = cview(b);
   detail::check_product_shapes("facewise", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
   tensor3<value_type_of<A>, detail::product_extents<E1, E2>> c(av.m(), bv.n(), av.p(), uninitialized);
-  detail::facewise_into<value_type_of<A>>(av, bv, c.view());
+  backend::cpu::facewise<value_type_of<A>>(av, bv, c.view(), default_execution().thread_count());
   return c;
 }
 
@@ -68,7 +64,7 @@ auto operator*(const transformed<T, L, E1>& a, const transformed<T, L, E2>& b) {
   using E = detail::product_extents<E1, E2>;
   transformed<T, L, E> c(E(a.m(), b.n(), a.p()), a.transform(), uninitialized);
   using D = typename L::template domain_scalar<T>;
-  detail::facewise_into<D>(a.data().view(), b.data().view(), c.data().view());
+  backend::cpu::facewise<D>(a.data().view(), b.data().view(), c.data().view(), default_execution().thread_count());
   return c;
 }
 

@@ -4,6 +4,9 @@
 #include <Eigen/LU>
 #include <sstream>
 
+#include <vector>
+
+#include "tprod/algebra/detail/slice_factorization.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
 
@@ -24,16 +27,22 @@ transformed<T, L, E> inverse(const transformed<T, L, E>& ahat) {
   const auto one_norm = [&](std::size_t k) { return ahat.slice(k).cwiseAbs().colwise().sum().maxCoeff(); };
   real_t<T> scale = 0;
   for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, one_norm(k));
-  for (std::size_t k = 0; k < ahat.stored_slices(); ++k) {
+  // Slices are inverted in parallel; the checks run afterwards in slice order, so the error names the first
+  // singular slice whatever the threads did.
+  std::vector<real_t<T>> rconds(ahat.stored_slices());
+  detail::for_each_stored_slice(ahat, [&](std::size_t k) {
     const Eigen::PartialPivLU<matrix> lu(ahat.slice(k));
-    const real_t<T> rcond = scale > 0 ? lu.rcond() * one_norm(k) / scale : real_t<T>(0);
+    rconds[k] = scale > 0 ? lu.rcond() * one_norm(k) / scale : real_t<T>(0);
+    if (rconds[k] > real_t<T>(ahat.m()) * epsilon_v<T>) out.slice(k) = lu.inverse();
+  });
+  for (std::size_t k = 0; k < ahat.stored_slices(); ++k) {
+    const real_t<T> rcond = rconds[k];
     if (!(rcond > real_t<T>(ahat.m()) * epsilon_v<T>)) {
       std::ostringstream msg;
       msg << "inverse: transform-domain slice " << k << " of the " << ahat.shape() << " tensor (" << L::name()
           << ") is singular: reciprocal condition estimate " << rcond;
       throw numerical_error(msg.str());
     }
-    out.slice(k) = lu.inverse();
   }
   return out;
 }

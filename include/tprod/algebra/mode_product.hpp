@@ -8,7 +8,7 @@
 #include <Eigen/Core>
 
 #include "tprod/core/tensor3.hpp"
-#include "tprod/transform/detail/tube_gemm.hpp"
+#include "tprod/backend/cpu/tube_gemm.hpp"
 
 namespace tprod {
 
@@ -30,14 +30,15 @@ auto mode_product(const A& a, const Eigen::MatrixBase<Derived>& u) {
   const detail::dense_matrix<T> ut = u.template cast<T>();
   const std::size_t r = std::size_t(u.rows());
   tensor3<T, Er> out(Mode == 1 ? r : av.m(), Mode == 2 ? r : av.n(), Mode == 3 ? r : av.p(), uninitialized);
+  const std::size_t threads = default_execution().thread_count();
   if constexpr (Mode == 3) {
-    detail::apply_along_tubes(tensor3_view<const T>(at.view()), detail::dense_matrix<T>(ut.transpose()),
-                              tensor3_view<T>(out.view()));
+    backend::cpu::apply_along_tubes(tensor3_view<const T>(at.view()), detail::dense_matrix<T>(ut.transpose()),
+                                    tensor3_view<T>(out.view()), threads);
   } else {
-    for (std::size_t k = 0; k < av.p(); ++k) {
+    backend::cpu::parallel_for(av.p(), out.size() < (std::size_t(1) << 15) ? 1 : threads, [&](std::size_t k) {
       if constexpr (Mode == 1) out.slice(k).noalias() = ut * at.slice(k);
       else out.slice(k).noalias() = at.slice(k) * ut.transpose();
-    }
+    });
   }
   return out;
 }

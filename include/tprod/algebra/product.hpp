@@ -7,18 +7,27 @@
 namespace tprod {
 
 /// @brief C = A *_L B = L⁻¹(L(A) △ L(B)) for A ∈ 𝔽^{m×l×p}, B ∈ 𝔽^{l×n×p}: two forward transforms, p slice
-/// GEMMs, one inverse transform. For chains, transform once and multiply `transformed` tensors instead.
+/// GEMMs, one inverse transform, run as `ex` says (transform path, threads). For chains, transform once and
+/// multiply `transformed` tensors instead.
 /// @tparam L a transform_policy (dct, dft, matrix_transform, identity_transform).
 /// @throws shape_error unless A's columns equal B's rows and both have p tubes (or L cannot act on p tubes).
 /// The result is real for real A, B under dct, dft, identity and real matrix transforms; complex under a complex Z.
 template <host_tensor3 A, host_tensor3 B, transform_policy L>
   requires std::same_as<value_type_of<A>, value_type_of<B>>
-auto product(const A& a, const B& b, const L& policy) {
+auto product(const execution& ex, const A& a, const B& b, const L& policy) {
   detail::static_check_product<extents_of<A>, extents_of<B>>();
   const auto av = cview(a);
   const auto bv = cview(b);
   detail::check_product_shapes("product", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
-  return inverse_transform(transform(a, policy) * transform(b, policy));
+  const execution_scope scope(ex);  // the facewise product in between follows ex's threads
+  return inverse_transform(ex, transform(ex, a, policy) * transform(ex, b, policy));
+}
+
+/// @brief C = A *_L B on the calling thread's default execution.
+template <host_tensor3 A, host_tensor3 B, transform_policy L>
+  requires std::same_as<value_type_of<A>, value_type_of<B>>
+auto product(const A& a, const B& b, const L& policy) {
+  return product(default_execution(), a, b, policy);
 }
 
 }  // namespace tprod

@@ -32,7 +32,7 @@ qr_result<T, L> qr(const transformed<T, L, E>& ahat, factor_mode mode = factor_m
   const std::size_t r = mode == factor_mode::full ? m : std::min(m, n);
   transformed<T, L> q_hat(dextents3(m, r, p), ahat.transform());
   transformed<T, L> r_hat(dextents3(r, n, p), ahat.transform());
-  for (std::size_t k = 0; k < ahat.stored_slices(); ++k) {
+  detail::for_each_stored_slice(ahat, [&](std::size_t k) {
     detail::visit_slice(ahat, k, [&](const auto& x) {
       using M = detail::matrix_of<decltype(x)>;
       using D = typename L::template domain_scalar<T>;
@@ -42,7 +42,7 @@ qr_result<T, L> qr(const transformed<T, L, E>& ahat, factor_mode mode = factor_m
       r_hat.slice(k) = f.matrixQR().topRows(Eigen::Index(r)).template triangularView<Eigen::Upper>()
                            .toDenseMatrix().template cast<D>();
     });
-  }
+  });
   qr_result<T, L> out{std::move(q_hat), std::move(r_hat), {}, {}};
   out.q = inverse_transform(out.q_hat);
   out.r = inverse_transform(out.r_hat);

@@ -64,14 +64,14 @@ auto slice_svds(const transformed<T, L, E>& ahat, factor_mode mode) {
   const unsigned options = mode == factor_mode::full ? (Eigen::ComputeFullU | Eigen::ComputeFullV)
                                                      : (Eigen::ComputeThinU | Eigen::ComputeThinV);
   std::vector<slice_svd<D>> out(ahat.stored_slices());
-  for (std::size_t k = 0; k < out.size(); ++k) {
+  for_each_stored_slice(ahat, [&](std::size_t k) {
     visit_slice(ahat, k, [&](const auto& x) {
       const Eigen::BDCSVD<matrix_of<decltype(x)>> svd(x, options);
       out[k].u = svd.matrixU().template cast<D>();
       out[k].v = svd.matrixV().template cast<D>();
       out[k].sigma = svd.singularValues();
     });
-  }
+  });
   return out;
 }
 

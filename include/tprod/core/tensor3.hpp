@@ -38,8 +38,8 @@ class tensor3 {
   using value_type = T;
   using extents_type = Extents;
   using memory_space_type = Space;
-  using view_type = tensor3_view<T, Extents>;
-  using const_view_type = tensor3_view<const T, Extents>;
+  using view_type = tensor3_view<T, Extents, Space>;
+  using const_view_type = tensor3_view<const T, Extents, Space>;
   using matrix_type = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 
   /// @brief The fixed shape, or 0×0×0 where an extent is dynamic; zero-filled.
@@ -131,7 +131,7 @@ class tensor3 {
 
 template <class X> struct is_tensor3 : std::false_type {};
 template <class T, class E> struct is_tensor3<tensor3<T, E, host_space>> : std::true_type {};
-template <class T, class E> struct is_tensor3<tensor3_view<T, E>> : std::true_type {};
+template <class T, class E> struct is_tensor3<tensor3_view<T, E, host_space>> : std::true_type {};
 
 /// @brief A host tensor3 or tensor3_view: anything the CPU algebra reads (`.view()` gives a tensor3_view).
 template <class X>

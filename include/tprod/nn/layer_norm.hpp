@@ -95,8 +95,8 @@ void layer_norm_forward(const layer_norm_params<T>& prm, const tensor3<T>& x, te
   else
     saved.coupling = tensor3<T>();
   const T inv_n = T(1) / T(n), eps = T(prm.eps);
-  detail::vector<T> mean(rows), var(rows);
-  for (std::size_t k = 0; k < p; ++k) {
+  backend::cpu::parallel_for(p, detail::elementwise_threads(x), [&](std::size_t k) {
+    detail::vector<T> mean(rows), var(rows);
     const auto xk = x.slice(k);
     auto nk = saved.normalized.slice(k);
     auto yk = out.slice(k);
@@ -119,7 +119,7 @@ void layer_norm_forward(const layer_norm_params<T>& prm, const tensor3<T>& x, te
       nk.col(j).array() = (xk.col(j) - mean).array() * inv_s;
       yk.col(j).array() = nk.col(j).array() * prm.gamma(0, std::size_t(j), k) + prm.beta(0, std::size_t(j), k);
     }
-  }
+  });
 }
 
 template <std::floating_point T>
@@ -141,8 +141,8 @@ void layer_norm_backward(const layer_norm_params<T>& prm, const layer_norm_saved
   const auto rows = Eigen::Index(r);
   if (&d_in != &d_out) detail::ensure_shape_like(d_in, d_out);
   const T inv_n = T(1) / T(n);
-  detail::vector<T> m1(rows), m2(rows);
-  for (std::size_t k = 0; k < p; ++k) {
+  backend::cpu::parallel_for(p, detail::elementwise_threads(d_out), [&](std::size_t k) {
+    detail::vector<T> m1(rows), m2(rows);
     const auto nk = nh.slice(k);
     const auto gk = d_out.slice(k);
     auto dk = d_in.slice(k);
@@ -163,7 +163,7 @@ void layer_norm_backward(const layer_norm_params<T>& prm, const layer_norm_saved
       const T gam = prm.gamma(0, std::size_t(j), k);
       dk.col(j).array() = inv_s * (gam * gk.col(j).array() - m1.array() - nk.col(j).array() * m2.array());
     }
-  }
+  });
 }
 
 template <std::floating_point T>

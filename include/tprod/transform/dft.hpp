@@ -10,19 +10,16 @@
 #include <numbers>
 
 #include "tprod/core/extents.hpp"
-#include "tprod/transform/detail/fftw.hpp"
 #include "tprod/transform/detail/matrix_cache.hpp"
-#include "tprod/transform/detail/tube_gemm.hpp"
 #include "tprod/transform/transform_concepts.hpp"
 
 namespace tprod {
 
 struct dft {
-  transform_path path = transform_path::automatic;
-
   template <scalar T> using original_scalar = T;
   template <scalar T> using domain_scalar = complex_t<T>;
   static constexpr std::size_t static_size = dynamic_extent;
+  static constexpr tube_algorithm algorithm = tube_algorithm::dft;
 
   static constexpr std::string_view name() { return "dft"; }
   void check_size(std::size_t) const {}
@@ -49,47 +46,24 @@ struct dft {
     return f;
   }
 
-  /// @brief Â = A ×₃ F_p (slices 0…⌊p/2⌋ only for real A).
-  template <scalar T> void forward(tensor3_view<const T> a, tensor3_view<complex_t<T>> ahat) const {
-    const std::size_t p = a.p(), q = stored_slices<T>(p);
-    if (detail::use_fftw(path, p, fftw_min_tubes_dft)) return fftw_pass<T>(a.data(), ahat.data(), p, a.m() * a.n(), true);
-    // Â = A·F_pᵀ restricted to the stored columns; F_p is symmetric.
-    auto f = detail::cached_matrix<complex_t<T>>(is_complex_v<T> ? "dft-forward" : "dft-forward-half", p, [&] {
+  /// @brief F_pᵀ restricted to the stored columns (Â = A·F_pᵀ; F_p is symmetric), cached.
+  template <scalar T> auto forward_factor(std::size_t p) const {
+    const std::size_t q = stored_slices<T>(p);
+    return detail::cached_matrix<complex_t<T>>(is_complex_v<T> ? "dft-forward" : "dft-forward-half", p, [&] {
       return matrix(p).leftCols(Eigen::Index(q)).template cast<complex_t<T>>().eval();
     });
-    detail::apply_along_tubes(a, *f, ahat);
   }
 
-  /// @brief A = Â ×₃ F_pᴴ/p; from a half spectrum A_j = (1/p)·Σ_{k≤p/2} w_k·Re(Â_k e^{2πi·jk/p}).
-  template <scalar T> void inverse(tensor3_view<const complex_t<T>> ahat, tensor3_view<T> a) const {
-    const std::size_t p = a.p(), q = stored_slices<T>(p);
-    if (detail::use_fftw(path, p, fftw_min_tubes_dft)) return fftw_pass<T>(ahat.data(), a.data(), p, a.m() * a.n(), false);
-    auto g = detail::cached_matrix<complex_t<T>>(is_complex_v<T> ? "dft-inverse" : "dft-inverse-half", p, [&] {
+  /// @brief N with A = Â·N: F_pᴴ/p, and from a half spectrum A_j = (1/p)·Σ_{k≤p/2} w_k·Re(Â_k e^{2πi·jk/p}), so
+  /// N(k, j) = w_k/p·e^{2πi·jk/p} and the backend keeps the real part. Cached.
+  template <scalar T> auto inverse_factor(std::size_t p) const {
+    const std::size_t q = stored_slices<T>(p);
+    return detail::cached_matrix<complex_t<T>>(is_complex_v<T> ? "dft-inverse" : "dft-inverse-half", p, [&] {
       detail::dense_matrix<std::complex<double>> m(q, p);
       for (std::size_t k = 0; k < q; ++k)
         for (std::size_t j = 0; j < p; ++j) m(k, j) = slice_weight<T>(k, p) / double(p) * root(j * k, p, 1.0);
       return m.template cast<complex_t<T>>().eval();
     });
-    detail::apply_along_tubes(ahat, *g, a);
-  }
-
- private:
-  // r2c/c2r for real tensors (FFTW's half spectrum is exactly the stored slices), c2c for complex ones;
-  // FFTW's inverse is unnormalized, hence the 1/p pass.
-  template <class T, class In, class Out>
-  static void fftw_pass([[maybe_unused]] const In* in, [[maybe_unused]] Out* out, [[maybe_unused]] std::size_t p,
-                        [[maybe_unused]] std::size_t tubes, [[maybe_unused]] bool forward) {
-#if TPROD_HAS_FFTW
-    using R = real_t<T>;
-    using detail::fftw::kind;
-    const kind k = is_complex_v<T> ? (forward ? kind::c2c_forward : kind::c2c_backward)
-                                   : (forward ? kind::r2c : kind::c2r);
-    detail::fftw::execute<R>(k, p, tubes, reinterpret_cast<const R*>(in), reinterpret_cast<R*>(out));
-    if (!forward) {
-      Eigen::Map<Eigen::Matrix<Out, Eigen::Dynamic, 1>> o(out, Eigen::Index(tubes * p));
-      o *= R(1) / R(p);
-    }
-#endif
   }
 };
 

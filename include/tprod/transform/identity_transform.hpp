@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tprod/core/extents.hpp"
+#include "tprod/transform/detail/matrix_cache.hpp"
 #include "tprod/transform/transform_concepts.hpp"
 
 namespace tprod {
@@ -12,6 +13,7 @@ struct identity_transform {
   template <scalar T> using original_scalar = T;
   template <scalar T> using domain_scalar = T;
   static constexpr std::size_t static_size = dynamic_extent;
+  static constexpr tube_algorithm algorithm = tube_algorithm::identity;
 
   static constexpr std::string_view name() { return "identity"; }
   void check_size(std::size_t) const {}
@@ -20,13 +22,17 @@ struct identity_transform {
   std::optional<double> norm_scale(std::size_t) const { return 1.0; }
   bool is_real() const { return true; }
 
-  template <scalar T> void forward(tensor3_view<const T> a, tensor3_view<T> ahat) const {
-    std::copy(a.data(), a.data() + a.size(), ahat.data());
-  }
-  template <scalar T> void inverse(tensor3_view<const T> ahat, tensor3_view<T> a) const {
-    std::copy(ahat.data(), ahat.data() + ahat.size(), a.data());
-  }
+  /// @brief I (backends copy instead; the matrix serves those that only multiply), cached.
+  template <scalar T> auto forward_factor(std::size_t p) const { return eye<T>(p); }
+  template <scalar T> auto inverse_factor(std::size_t p) const { return eye<T>(p); }
   friend constexpr bool operator==(const identity_transform&, const identity_transform&) { return true; }
+
+ private:
+  template <scalar T> static auto eye(std::size_t p) {
+    return detail::cached_matrix<real_t<T>>("identity", p, [&] {
+      return detail::dense_matrix<real_t<T>>::Identity(Eigen::Index(p), Eigen::Index(p)).eval();
+    });
+  }
 };
 
 }  // namespace tprod

@@ -12,7 +12,7 @@
 
 #include "tprod/core/error.hpp"
 #include "tprod/core/extents.hpp"
-#include "tprod/transform/detail/tube_gemm.hpp"
+#include "tprod/core/detail/dense_matrix.hpp"
 #include "tprod/transform/transform_concepts.hpp"
 
 namespace tprod {
@@ -28,6 +28,7 @@ class matrix_transform {
   template <scalar T> using original_scalar = std::conditional_t<is_complex_v<Scalar>, complex_t<T>, T>;
   template <scalar T> using domain_scalar = original_scalar<T>;
   static constexpr std::size_t static_size = P;
+  static constexpr tube_algorithm algorithm = tube_algorithm::none;
 
   /// @brief Default: an unusable transform of size 0 (assign a real one before use).
   matrix_transform() = default;
@@ -65,22 +66,43 @@ class matrix_transform {
     return a.state_->z.rows() == b.state_->z.rows() && a.state_->z == b.state_->z;
   }
 
-  /// @brief Â = A ×₃ Z, i.e. Â = A·Zᵀ as one GEMM.
-  template <scalar T> void forward(tensor3_view<const T> a, tensor3_view<T> ahat) const {
-    check_size(a.p());
-    detail::apply_along_tubes(a, cast<T>(checked().z.transpose()), ahat);
+  /// @brief Zᵀ (Â = A·Zᵀ on the (m·n)×p matrix of tubes) in T's precision, made once per transform.
+  /// @throws shape_error unless Z is p×p.
+  template <scalar T> auto forward_factor(std::size_t p) const {
+    check_size(p);
+    return checked().template factors<T>().forward;
   }
-  /// @brief A = Â ×₃ Z⁻¹.
-  template <scalar T> void inverse(tensor3_view<const T> ahat, tensor3_view<T> a) const {
-    check_size(ahat.p());
-    detail::apply_along_tubes(ahat, cast<T>(checked().z_inv.transpose()), a);
+  /// @brief Z⁻ᵀ (A = Â·Z⁻ᵀ), likewise.
+  template <scalar T> auto inverse_factor(std::size_t p) const {
+    check_size(p);
+    return checked().template factors<T>().inverse;
   }
 
  private:
+  // The GEMM factors Zᵀ and Z⁻ᵀ in one precision: complex when Z is, real otherwise.
+  template <class R>
+  struct factor_pair {
+    using S = std::conditional_t<is_complex_v<Scalar>, std::complex<R>, R>;
+    std::shared_ptr<const detail::dense_matrix<S>> forward, inverse;
+    factor_pair() = default;
+    factor_pair(const z_matrix& z, const z_matrix& z_inv)
+        : forward(std::make_shared<const detail::dense_matrix<S>>(z.transpose().template cast<S>())),
+          inverse(std::make_shared<const detail::dense_matrix<S>>(z_inv.transpose().template cast<S>())) {}
+  };
+
   struct state {
     z_matrix z, z_inv;
     double condition = 0;
     std::optional<double> norm_scale;
+    factor_pair<float> factors_float;
+    factor_pair<double> factors_double;
+
+    template <class T> const auto& factors() const {
+      if constexpr (std::is_same_v<real_t<T>, float>)
+        return factors_float;
+      else
+        return factors_double;
+    }
 
     state(z_matrix zz, double max_condition) : z(std::move(zz)) {
       TPROD_EXPECTS(z.rows() == z.cols() && z.rows() > 0, "matrix_transform: Z must be square and non-empty, got " +
@@ -102,6 +124,8 @@ class matrix_transform {
         throw numerical_error(msg.str());
       }
       z_inv = lu.inverse();
+      factors_float = factor_pair<float>(z, z_inv);
+      factors_double = factor_pair<double>(z, z_inv);
       // Z·Zᴴ = c·I (Z a multiple of a unitary matrix) makes ‖A‖²_F = Σ_k ‖Â_k‖²_F / c.
       const double c = (z * z.adjoint()).real().trace() / p;
       if ((z * z.adjoint() - c * z_matrix::Identity(z.rows(), z.cols())).norm() <= 100 * p * c * 1e-16 * p)
@@ -113,11 +137,6 @@ class matrix_transform {
     if (!state_) throw shape_error("matrix_transform: used before a matrix Z was given");
     return *state_;
   }
-  template <class T, class M> static auto cast(const M& m) {
-    using S = std::conditional_t<is_complex_v<Scalar>, complex_t<T>, real_t<T>>;
-    return detail::dense_matrix<S>(m.template cast<S>());
-  }
-
   std::shared_ptr<const state> state_;
 };
 

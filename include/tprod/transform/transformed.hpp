@@ -11,6 +11,8 @@
 /// transform-domain data has L's domain scalar and `stored_slices` ≤ p frontal slices.
 #include <utility>
 
+#include "tprod/backend/cpu/transform.hpp"
+#include "tprod/core/execution.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transform_concepts.hpp"
 
@@ -88,10 +90,11 @@ class transformed {
 };
 
 /// @brief Writes Â = L(A) into an existing transform-domain tensor of A's shape (no allocation), with L
-/// the output's transform. Real A is promoted to complex first when L's Z is complex.
+/// the output's transform, run as `ex` says (path and threads). Real A is promoted to complex first when L's Z
+/// is complex.
 /// @throws shape_error when the shapes differ or L cannot act on A's tubes.
 template <host_tensor3 A, scalar T, transform_policy L, extents3_type E>
-void transform_into(const A& a, transformed<T, L, E>& out) {
+void transform_into(const execution& ex, const A& a, transformed<T, L, E>& out) {
   using T0 = value_type_of<A>;
   static_assert(std::same_as<T, typename L::template original_scalar<T0>>,
                 "tprod::transform_into: the output's scalar must be the input's, promoted by the transform");
@@ -101,42 +104,61 @@ void transform_into(const A& a, transformed<T, L, E>& out) {
   TPROD_EXPECTS(av.extents() == out.extents(),
                 "transform_into: the input is " + av.shape() + " but the output is " + out.shape());
   if constexpr (std::same_as<T, T0>) {
-    out.transform().forward(tensor3_view<const T>(av), out.data().view());
+    backend::cpu::forward<T>(out.transform(), tensor3_view<const T>(av), out.data().view(), ex);
   } else {
     const auto promoted = tensor3<T>(av);  // real → complex for a complex Z
-    out.transform().forward(tensor3_view<const T>(promoted.view()), out.data().view());
+    backend::cpu::forward<T>(out.transform(), tensor3_view<const T>(promoted.view()), out.data().view(), ex);
   }
 }
+/// @brief transform_into on the calling thread's default execution.
+template <host_tensor3 A, scalar T, transform_policy L, extents3_type E>
+void transform_into(const A& a, transformed<T, L, E>& out) {
+  transform_into(default_execution(), a, out);
+}
 
-/// @brief Â = L(A) = A ×₃ Z as a new transform-domain tensor. Real A is promoted to complex first when L's Z
-/// is complex.
+/// @brief Â = L(A) = A ×₃ Z as a new transform-domain tensor, run as `ex` says. Real A is promoted to complex
+/// first when L's Z is complex.
 /// @throws shape_error when L cannot act on A's tubes (a matrix_transform of another size).
 template <host_tensor3 A, transform_policy L>
-auto transform(const A& a, const L& policy) {
+auto transform(const execution& ex, const A& a, const L& policy) {
   transformed<typename L::template original_scalar<value_type_of<A>>, L, extents_of<A>> out(
       cview(a).extents(), policy, uninitialized);
-  transform_into(a, out);
+  transform_into(ex, a, out);
   return out;
+}
+/// @brief Â = L(A) on the calling thread's default execution.
+template <host_tensor3 A, transform_policy L>
+auto transform(const A& a, const L& policy) {
+  return transform(default_execution(), a, policy);
 }
 
 /// @brief Writes A = L⁻¹(Â) into an existing tensor of the original shape (no allocation).
 /// @throws shape_error when the shapes differ.
 template <scalar T, transform_policy L, extents3_type E, host_tensor3 Out>
-void inverse_transform_into(const transformed<T, L, E>& ahat, Out&& a) {
+void inverse_transform_into(const execution& ex, const transformed<T, L, E>& ahat, Out&& a) {
   static_assert(std::same_as<value_type_of<Out>, T>,
                 "tprod::inverse_transform_into: the output's scalar must be the transformed tensor's original scalar");
   const tensor3_view<T> out = a.view();
   TPROD_EXPECTS(out.extents() == ahat.extents(),
                 "inverse_transform_into: the input is " + ahat.shape() + " but the output is " + out.shape());
-  ahat.transform().inverse(tensor3_view<const typename L::template domain_scalar<T>>(ahat.data().view()), out);
+  backend::cpu::inverse<T>(ahat.transform(), tensor3_view<const typename L::template domain_scalar<T>>(ahat.data().view()),
+                           out, ex);
+}
+template <scalar T, transform_policy L, extents3_type E, host_tensor3 Out>
+void inverse_transform_into(const transformed<T, L, E>& ahat, Out&& a) {
+  inverse_transform_into(default_execution(), ahat, std::forward<Out>(a));
 }
 
-/// @brief A = L⁻¹(Â), back in the original domain.
+/// @brief A = L⁻¹(Â), back in the original domain, run as `ex` says.
+template <scalar T, transform_policy L, extents3_type E>
+tensor3<T, E> inverse_transform(const execution& ex, const transformed<T, L, E>& ahat) {
+  tensor3<T, E> a(ahat.extents(), uninitialized);
+  inverse_transform_into(ex, ahat, a);
+  return a;
+}
 template <scalar T, transform_policy L, extents3_type E>
 tensor3<T, E> inverse_transform(const transformed<T, L, E>& ahat) {
-  tensor3<T, E> a(ahat.extents(), uninitialized);
-  inverse_transform_into(ahat, a);
-  return a;
+  return inverse_transform(default_execution(), ahat);
 }
 
 }  // namespace tprod

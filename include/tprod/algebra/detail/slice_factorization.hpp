@@ -6,7 +6,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "tprod/transform/detail/tube_gemm.hpp"
+#include "tprod/backend/cpu/facewise.hpp"
+#include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/transform/transformed.hpp"
 
 namespace tprod::detail {
@@ -33,6 +34,15 @@ void visit_slice(const transformed<T, L, E>& ahat, std::size_t k, F&& f) {
     }
   }
   f(ahat.slice(k));
+}
+
+/// @brief Calls f(k) for every stored slice k of Â, on the default execution's threads when the slices'
+/// factorizations (about m·n·min(m, n) operations each) are worth sharing. f must only write slice k's outputs.
+template <scalar T, transform_policy L, extents3_type E, class F>
+void for_each_stored_slice(const transformed<T, L, E>& ahat, F&& f) {
+  const std::size_t work = ahat.m() * ahat.n() * std::min(ahat.m(), ahat.n()) * ahat.stored_slices();
+  const std::size_t threads = work < backend::cpu::parallel_min_macs ? 1 : default_execution().thread_count();
+  backend::cpu::parallel_for(ahat.stored_slices(), threads, f);
 }
 
 /// @brief The Eigen matrix type of an expression's scalar (the factorization's working type).

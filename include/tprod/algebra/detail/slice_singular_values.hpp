@@ -14,10 +14,11 @@ Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> slice_singular_values(c
   check_nonempty("singular values", ahat.m(), ahat.n(), ahat.p());
   Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma(Eigen::Index(std::min(ahat.m(), ahat.n())),
                                                                    Eigen::Index(ahat.stored_slices()));
-  for (std::size_t k = 0; k < ahat.stored_slices(); ++k)
+  for_each_stored_slice(ahat, [&](std::size_t k) {
     visit_slice(ahat, k, [&](const auto& x) {
       sigma.col(Eigen::Index(k)) = Eigen::BDCSVD<matrix_of<decltype(x)>>(x).singularValues();
     });
+  });
   return sigma;
 }
 

@@ -37,6 +37,11 @@ namespace detail {
 struct attention_dims {
   std::size_t p, heads, batch, tq, tk, dh;
   std::size_t blocks() const { return p * heads * batch; }
+  /// Threads for loops over the blocks: the default execution's, unless the whole is too small to share.
+  std::size_t threads() const {
+    const std::size_t work = blocks() * tq * tk * dh;
+    return work < backend::cpu::parallel_min_macs ? 1 : default_execution().thread_count();
+  }
 };
 
 /// Where the (slice, head, sequence) blocks of one of Q, K, V, O live.
@@ -124,26 +129,26 @@ void attention_scores_forward(const attention_dims& d, head_blocks<const T> q, h
                               const tube_maps<T>& tm, tensor3<T>& probs, tensor3<T>& probs_hat, head_blocks<T> out) {
   const T scale = T(1) / std::sqrt(T(d.dh));
   ensure_shape(probs, d.tk, d.tq, d.blocks());
-  const std::size_t hb = d.heads * d.batch;
-  for (std::size_t f = 0; f < d.blocks(); ++f) {
+  const std::size_t hb = d.heads * d.batch, threads = d.threads();
+  backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
     auto st = prob_block(probs, f);
     st.noalias() = k.at(s, j, b, d.tk, d.dh) * q.at(s, j, b, d.tq, d.dh).transpose();
     masked_softmax(st, scale, mask, d, b);
     if (variant == attention_variant::spectral)
       out.at(s, j, b, d.tq, d.dh).noalias() = st.transpose() * v.at(s, j, b, d.tk, d.dh);
-  }
+  });
   if (variant == attention_variant::spectral) {
     probs_hat = tensor3<T>();
     return;
   }
   ensure_shape_like(probs_hat, probs);
   tm.forward(slice_view<const T>(probs.data(), d), slice_view<T>(probs_hat.data(), d));
-  for (std::size_t f = 0; f < d.blocks(); ++f) {
+  backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
     out.at(s, j, b, d.tq, d.dh).noalias() =
         prob_block(std::as_const(probs_hat), f).transpose() * v.at(s, j, b, d.tk, d.dh);
-  }
+  });
 }
 
 /// Backward of attention_scores_forward: dQ, dK, dV (assigned) from dO. `dp` and `dp_hat` are workspace.
@@ -154,17 +159,19 @@ void attention_scores_backward(const attention_dims& d, head_blocks<const T> q, 
                                head_blocks<T> dq, head_blocks<T> dk, head_blocks<T> dv, tensor3<T>& dp,
                                tensor3<T>& dp_hat) {
   const T scale = T(1) / std::sqrt(T(d.dh));
-  const std::size_t hb = d.heads * d.batch;
+  const std::size_t hb = d.heads * d.batch, threads = d.threads();
   auto grads_qk = [&](std::size_t f, Eigen::Map<matrix<T>> ds) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
     dq.at(s, j, b, d.tq, d.dh).noalias() = ds.transpose() * k.at(s, j, b, d.tk, d.dh);
     dk.at(s, j, b, d.tk, d.dh).noalias() = ds * q.at(s, j, b, d.tq, d.dh);
   };
   if (variant == attention_variant::spectral) {
-    // One block at a time: dPᵀ stays in cache between its GEMM, the softmax backward and the two GEMMs after.
-    ensure_shape(dp, d.tk, d.tq, 1);
-    auto dpt = dp.slice(0);
-    for (std::size_t f = 0; f < d.blocks(); ++f) {
+    // One block at a time per thread: dPᵀ (slice `thread_index()` of dp) stays in cache between its GEMM, the
+    // softmax backward and the two GEMMs after.
+    ensure_shape(dp, d.tk, d.tq, std::max<std::size_t>(1, threads));
+    backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
+      // (min: a serial run on a thread of the caller's own team may have any index; it uses one slice alone)
+      auto dpt = dp.slice(std::min(backend::cpu::thread_index(), dp.p() - 1));
       const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
       const auto pt = prob_block(probs, f);
       const auto dob = d_out.at(s, j, b, d.tq, d.dh);
@@ -173,23 +180,23 @@ void attention_scores_backward(const attention_dims& d, head_blocks<const T> q, 
       dpt.noalias() = vb * dob.transpose();
       softmax_backward<T>(pt, dpt, scale);
       grads_qk(f, dpt);
-    }
+    });
     return;
   }
   // t_softmax: dP̂ for every block, then dP = dP̂ ×₃ Zᵀ across slices, then the softmax backward.
   ensure_shape_like(dp_hat, probs);
   ensure_shape_like(dp, probs);
-  for (std::size_t f = 0; f < d.blocks(); ++f) {
+  backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
     const auto dob = d_out.at(s, j, b, d.tq, d.dh);
     dv.at(s, j, b, d.tk, d.dh).noalias() = prob_block(probs_hat, f) * dob;
     prob_block(dp_hat, f).noalias() = v.at(s, j, b, d.tk, d.dh) * dob.transpose();
-  }
+  });
   tm.adjoint(slice_view<const T>(dp_hat.data(), d), slice_view<T>(dp.data(), d));
-  for (std::size_t f = 0; f < d.blocks(); ++f) {
+  backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
     softmax_backward<T>(prob_block(probs, f), prob_block(dp, f), scale);
     grads_qk(f, prob_block(dp, f));
-  }
+  });
 }
 
 }  // namespace detail

@@ -9,7 +9,7 @@
 #include "tprod/core/error.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/nn/nn_concepts.hpp"
-#include "tprod/transform/detail/tube_gemm.hpp"
+#include "tprod/backend/cpu/transform.hpp"
 
 namespace tprod::nn::detail {
 
@@ -35,6 +35,13 @@ void ensure_shape_like(tensor3<T>& t, const tensor3<T>& like) {
   ensure_shape(t, like.m(), like.n(), like.p());
 }
 
+/// @brief Threads for a slice-parallel elementwise pass over t: one below about 32K elements, where starting
+/// the threads costs more than the pass.
+template <class T>
+std::size_t elementwise_threads(const tensor3<T>& t) {
+  return t.size() < backend::cpu::parallel_min_elements ? 1 : default_execution().thread_count();
+}
+
 template <class T>
 std::size_t bytes_of(const tensor3<T>& t) {
   return t.size() * sizeof(T);
@@ -47,12 +54,12 @@ inline std::string dims(std::size_t m, std::size_t n, std::size_t p) {
 /// @brief out = L(in) = in ×₃ Z (views of equal shape).
 template <class T, class L>
 void to_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
-  l.template forward<T>(in, out);
+  backend::cpu::forward<T>(l, in, out, default_execution());
 }
 /// @brief out = L⁻¹(in) = in ×₃ Z⁻¹.
 template <class T, class L>
 void from_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
-  l.template inverse<T>(in, out);
+  backend::cpu::inverse<T>(l, in, out, default_execution());
 }
 
 /// @brief out = in ×₃ Zᵀ, the adjoint of L: the gradient of a loss with respect to A when Â = L(A) and `in`
@@ -64,12 +71,12 @@ template <class T, class L>
 void transform_adjoint(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
   const auto c = l.norm_scale(in.p());
   if (c) {
-    l.template inverse<T>(in, out);
+    from_transform<T>(l, in, out);
     if (*c != 1.0) Eigen::Map<vector<T>>(out.data(), Eigen::Index(out.size())) *= T(1.0 / *c);
     return;
   }
   if constexpr (requires { l.matrix(); }) {
-    tprod::detail::apply_along_tubes(in, matrix<T>(l.matrix().template cast<T>()), out);
+    backend::cpu::apply_along_tubes(in, matrix<T>(l.matrix().template cast<T>()), out, default_execution().thread_count());
   } else {
     throw numerical_error(std::string("nn: the adjoint of the ") + std::string(L::name()) +
                           " transform is not available (it is neither orthogonal nor a matrix_transform)");
@@ -80,12 +87,12 @@ template <class T, class L>
 void inverse_transform_adjoint(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
   const auto c = l.norm_scale(in.p());
   if (c) {
-    l.template forward<T>(in, out);
+    to_transform<T>(l, in, out);
     if (*c != 1.0) Eigen::Map<vector<T>>(out.data(), Eigen::Index(out.size())) *= T(*c);
     return;
   }
   if constexpr (requires { l.inverse_matrix(); }) {
-    tprod::detail::apply_along_tubes(in, matrix<T>(l.inverse_matrix().template cast<T>()), out);
+    backend::cpu::apply_along_tubes(in, matrix<T>(l.inverse_matrix().template cast<T>()), out, default_execution().thread_count());
   } else {
     throw numerical_error(std::string("nn: the adjoint of the inverse ") + std::string(L::name()) +
                           " transform is not available (it is neither orthogonal nor a matrix_transform)");

@@ -13,7 +13,8 @@ void slice_linear_forward(const tensor3<T>& x, const tensor3<T>& w, const tensor
                           tensor3<T>& y) {
   const std::size_t p = x.p();
   ensure_shape(y, x.m(), q, p);
-  for (std::size_t k = 0; k < p; ++k) {
+  // Slices on the threads; a single slice (p = 1) is one large GEMM that Eigen threads itself.
+  backend::cpu::parallel_for(p, default_execution().thread_count(), [&](std::size_t k) {
     auto yk = y.slice(k);
     const auto wk = w.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q));
     if (b.size() != 0) {
@@ -24,7 +25,7 @@ void slice_linear_forward(const tensor3<T>& x, const tensor3<T>& w, const tensor
     } else {
       yk.noalias() = x.slice(k) * wk;
     }
-  }
+  });
 }
 
 /// @brief Backward of slice_linear_forward for the columns c0…c0+q of W (q = dY's width):
@@ -36,16 +37,16 @@ void slice_linear_backward(const tensor3<T>& x, const tensor3<T>& w, const tenso
   const std::size_t p = x.p();
   const auto q = Eigen::Index(dy.n()), c = Eigen::Index(c0);
   if (dx != nullptr && !accumulate) ensure_shape_like(*dx, x);
-  for (std::size_t k = 0; k < p; ++k) {
+  backend::cpu::parallel_for(p, default_execution().thread_count(), [&](std::size_t k) {
     const auto dyk = dy.slice(k);
     dw.slice(k).middleCols(c, q).noalias() = x.slice(k).transpose() * dyk;
     if (db.size() != 0) db.slice(k).row(0).segment(c, q) = dyk.colwise().sum();
-    if (dx == nullptr) continue;
+    if (dx == nullptr) return;
     if (accumulate)
       dx->slice(k).noalias() += dyk * w.slice(k).middleCols(c, q).transpose();
     else
       dx->slice(k).noalias() = dyk * w.slice(k).middleCols(c, q).transpose();
-  }
+  });
 }
 
 }  // namespace tprod::nn::detail

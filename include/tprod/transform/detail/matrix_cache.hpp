@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-#include "tprod/transform/detail/tube_gemm.hpp"
+#include "tprod/core/detail/dense_matrix.hpp"
 
 namespace tprod::detail {
 

@@ -1,9 +1,10 @@
 #pragma once
 /// @file fftw.hpp
-/// @brief FFTW along the tubes of an (m·n)×p slice-contiguous tensor: each transform is a batch of `howmany`
-/// length-p transforms with element stride `howmany` and batch distance 1. Plans are created once per
-/// (kind, p, howmany, precision) with FFTW_ESTIMATE | FFTW_UNALIGNED and reused with FFTW's new-array execute.
-/// Only compiled when TPROD_HAS_FFTW.
+/// @brief FFTW along the tubes of an (m·n)×p slice-contiguous tensor: each call is a batch of `howmany`
+/// length-p transforms with element stride `stride` (the tensor's m·n, or twice that for complex data seen as
+/// real) and batch distance 1, so a block of rows of the tensor is one call (the threads' units). Plans are
+/// created once per (kind, p, howmany, stride, precision) with FFTW_ESTIMATE | FFTW_UNALIGNED and reused with
+/// FFTW's new-array execute. Only compiled when TPROD_HAS_FFTW.
 #include "tprod/core/config.hpp"
 #if TPROD_HAS_FFTW
 #include <fftw3.h>
@@ -14,8 +15,9 @@
 #include <tuple>
 
 #include "tprod/core/error.hpp"
+#include "tprod/core/scalar.hpp"
 
-namespace tprod::detail::fftw {
+namespace tprod::backend::cpu::fftw {
 
 enum class kind { r2c, c2r, c2c_forward, c2c_backward, dct2, dct3 };
 
@@ -24,25 +26,25 @@ template <class R> struct api;
   template <> struct api<R> {                                                                                   \
     using plan = prefix##_plan;                                                                                 \
     using cpx = prefix##_complex;                                                                               \
-    static plan make(kind k, int p, int howmany, R* in, R* out) {                                              \
+    static plan make(kind k, int p, int howmany, int stride, R* in, R* out) {                                              \
       const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;                                                    \
       int n[1] = {p};                                                                                           \
       switch (k) {                                                                                              \
         case kind::r2c:                                                                                         \
-          return prefix##_plan_many_dft_r2c(1, n, howmany, in, nullptr, howmany, 1,                             \
-                                            reinterpret_cast<cpx*>(out), nullptr, howmany, 1, flags);          \
+          return prefix##_plan_many_dft_r2c(1, n, howmany, in, nullptr, stride, 1,                             \
+                                            reinterpret_cast<cpx*>(out), nullptr, stride, 1, flags);           \
         case kind::c2r:                                                                                         \
-          return prefix##_plan_many_dft_c2r(1, n, howmany, reinterpret_cast<cpx*>(in), nullptr, howmany, 1,   \
-                                            out, nullptr, howmany, 1, flags | FFTW_PRESERVE_INPUT);            \
+          return prefix##_plan_many_dft_c2r(1, n, howmany, reinterpret_cast<cpx*>(in), nullptr, stride, 1,    \
+                                            out, nullptr, stride, 1, flags | FFTW_PRESERVE_INPUT);             \
         case kind::c2c_forward:                                                                                 \
         case kind::c2c_backward:                                                                                \
-          return prefix##_plan_many_dft(1, n, howmany, reinterpret_cast<cpx*>(in), nullptr, howmany, 1,        \
-                                        reinterpret_cast<cpx*>(out), nullptr, howmany, 1,                      \
+          return prefix##_plan_many_dft(1, n, howmany, reinterpret_cast<cpx*>(in), nullptr, stride, 1,         \
+                                        reinterpret_cast<cpx*>(out), nullptr, stride, 1,                       \
                                         k == kind::c2c_forward ? FFTW_FORWARD : FFTW_BACKWARD, flags);         \
         case kind::dct2:                                                                                        \
         case kind::dct3: {                                                                                      \
           const prefix##_r2r_kind r2r[1] = {k == kind::dct2 ? FFTW_REDFT10 : FFTW_REDFT01};                    \
-          return prefix##_plan_many_r2r(1, n, howmany, in, nullptr, howmany, 1, out, nullptr, howmany, 1, r2r, \
+          return prefix##_plan_many_r2r(1, n, howmany, in, nullptr, stride, 1, out, nullptr, stride, 1, r2r,  \
                                         flags);                                                                 \
         }                                                                                                       \
       }                                                                                                         \
@@ -65,23 +67,24 @@ TPROD_DETAIL_FFTW_API(float, fftwf)
 TPROD_DETAIL_FFTW_API(double, fftw)
 #undef TPROD_DETAIL_FFTW_API
 
-/// @brief Runs a batch of `howmany` length-p transforms of kind k from `in` to `out` (out of place; `in` is
-/// not modified). Pointers are to R, complex data given as interleaved pairs.
+/// @brief Runs a batch of `howmany` length-p transforms of kind k, element stride `stride`, from `in` to `out`
+/// (out of place; `in` is not modified). Pointers are to R, complex data given as interleaved pairs (then
+/// `stride` counts complex elements).
 template <class R>
-void execute(kind k, std::size_t p, std::size_t howmany, const R* in, R* out) {
+void execute(kind k, std::size_t p, std::size_t howmany, std::size_t stride, const R* in, R* out) {
   using A = api<R>;
   static std::mutex planner_mutex;  // FFTW's planner is not thread-safe; execution is.
-  static std::map<std::tuple<kind, std::size_t, std::size_t>, typename A::plan> plans;
+  static std::map<std::tuple<kind, std::size_t, std::size_t, std::size_t>, typename A::plan> plans;
   typename A::plan plan = nullptr;
   {
     std::lock_guard lock(planner_mutex);
-    auto& slot = plans[{k, p, howmany}];
-    if (!slot) slot = A::make(k, int(p), int(howmany), const_cast<R*>(in), out);
+    auto& slot = plans[{k, p, howmany, stride}];
+    if (!slot) slot = A::make(k, int(p), int(howmany), int(stride), const_cast<R*>(in), out);
     plan = slot;
   }
   if (!plan) throw numerical_error("FFTW could not plan a length-" + std::to_string(p) + " transform");
   A::run(k, plan, const_cast<R*>(in), out);
 }
 
-}  // namespace tprod::detail::fftw
+}  // namespace tprod::backend::cpu::fftw
 #endif

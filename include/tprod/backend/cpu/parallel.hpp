@@ -1,0 +1,75 @@
+#pragma once
+/// @file parallel.hpp
+/// @brief The CPU backend's one threading mechanism: a parallel loop over independent work units on OpenMP.
+///
+/// Why OpenMP: Eigen parallelizes its own GEMMs with OpenMP, and refuses to start threads inside an active
+/// OpenMP region. Running our units (slices, column panels, row blocks) in an OpenMP team therefore makes every
+/// Eigen call inside them single-threaded: the machine is never oversubscribed, whatever Eigen's own setting.
+/// Measurements behind the choice are in docs/design.md ("Threads").
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+
+#include "tprod/core/execution.hpp"
+
+namespace tprod::backend::cpu {
+
+/// @brief Whether the caller already runs inside one of tprod's (or the user's) OpenMP teams.
+inline bool in_parallel_region() {
+#if defined(_OPENMP)
+  return omp_in_parallel() != 0;
+#else
+  return false;
+#endif
+}
+
+/// @brief The index of the calling thread inside its parallel_for team (0 outside one): for per-thread
+/// workspaces, sized by the team's thread count.
+inline std::size_t thread_index() {
+#if defined(_OPENMP)
+  return std::size_t(omp_get_thread_num());
+#else
+  return 0;
+#endif
+}
+
+/// @brief Calls f(i) for every i < count on up to `threads` threads (dynamic schedule: units may differ in
+/// cost). Runs on the calling thread when threads ≤ 1, count ≤ 1, or inside a parallel region already (no
+/// nesting). The first exception thrown by f is rethrown on the caller once every unit has finished.
+template <class F>
+void parallel_for(std::size_t count, std::size_t threads, F&& f) {
+  threads = std::min(threads, count);
+  if (threads <= 1 || in_parallel_region()) {
+    for (std::size_t i = 0; i < count; ++i) f(i);
+    return;
+  }
+#if defined(_OPENMP)
+  std::exception_ptr error;
+#pragma omp parallel for num_threads(int(threads)) schedule(dynamic, 1)
+  for (long long i = 0; i < (long long)count; ++i) {
+    try {
+      f(std::size_t(i));
+    } catch (...) {
+#pragma omp critical(tprod_parallel_for_error)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+#else
+  for (std::size_t i = 0; i < count; ++i) f(i);
+#endif
+}
+
+/// @brief Units of `grain` consecutive indices for a loop of `count` cheap iterations: enough units to keep
+/// `threads` threads busy, few enough that each amortizes its scheduling. f(begin, end) per unit.
+template <class F>
+void parallel_ranges(std::size_t count, std::size_t threads, std::size_t min_grain, F&& f) {
+  const std::size_t units = std::max<std::size_t>(1, std::min(count / std::max<std::size_t>(1, min_grain), 4 * threads));
+  const std::size_t step = (count + units - 1) / std::max<std::size_t>(1, units);
+  parallel_for(units, threads, [&](std::size_t u) {
+    const std::size_t begin = u * step, end = std::min(count, begin + step);
+    if (begin < end) f(begin, end);
+  });
+}
+
+}  // namespace tprod::backend::cpu

@@ -1,0 +1,145 @@
+#pragma once
+/// @file transform.hpp
+/// @brief The CPU execution of a transform policy along the tubes: Â = A ×₃ Z and A = Â ×₃ Z⁻¹, either as
+/// GEMMs with the policy's cached matrices or, for the DFT and the DCT-II, with FFTW; on the execution's
+/// threads (blocks of rows of the (m·n)×p tensor).
+#include <cmath>
+
+#include "tprod/backend/cpu/fftw.hpp"
+#include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/backend/cpu/tube_gemm.hpp"
+#include "tprod/core/config.hpp"
+#include "tprod/core/error.hpp"
+#include "tprod/core/execution.hpp"
+#include "tprod/transform/transform_concepts.hpp"
+
+namespace tprod::backend::cpu {
+
+/// @brief Smallest tube length at which `transform_path::automatic` picks FFTW for the DFT (measured;
+/// docs/performance.md).
+inline constexpr std::size_t fftw_min_tubes_dft = 64;
+/// @brief Smallest tube length at which `automatic` picks FFTW for the DCT (above the measured range: the GEMM
+/// was faster up to p = 256).
+inline constexpr std::size_t fftw_min_tubes_dct = 1024;
+/// @brief Below this many elements a transform runs on one thread (thread start-up costs more than it saves).
+inline constexpr std::size_t parallel_min_elements = std::size_t(1) << 15;
+
+/// @brief Whether a transform with fast algorithm `alg` on length-p tubes runs on FFTW under `path`.
+/// @throws shape_error for transform_path::fftw when tprod was built without FFTW.
+inline bool use_fftw(tube_algorithm alg, transform_path path, std::size_t p) {
+  if (path == transform_path::gemm) return false;
+  if (!TPROD_HAS_FFTW) {
+    TPROD_EXPECTS(path != transform_path::fftw,
+                  "transform_path::fftw was requested but tprod was built without FFTW (TPROD_USE_FFTW=OFF)");
+    return false;
+  }
+  if (alg != tube_algorithm::dct2 && alg != tube_algorithm::dft) return false;  // no FFT for a general Z
+  return path == transform_path::fftw || p >= (alg == tube_algorithm::dft ? fftw_min_tubes_dft : fftw_min_tubes_dct);
+}
+
+namespace detail {
+inline std::size_t threads_for(std::size_t elements, const execution& ex) {
+  return elements < parallel_min_elements ? 1 : ex.thread_count();
+}
+
+#if TPROD_HAS_FFTW
+// One FFTW batch per thread over its block of rows [r, r + n) of the (rows × p) tensor, then `finish(r, n)`
+// (a scaling pass over the same rows, while they are in cache).
+template <class R, class In, class Out, class Finish>
+void fftw_blocks(fftw::kind k, std::size_t p, std::size_t rows, const In* in, Out* out, std::size_t threads,
+                 Finish finish) {
+  const std::size_t units = std::max<std::size_t>(1, threads);
+  const std::size_t step = (rows + units - 1) / units;
+  parallel_for(units, threads, [&](std::size_t u) {
+    const std::size_t r = u * step, n = std::min(rows, r + step) - std::min(rows, r);
+    if (n == 0) return;
+    fftw::execute<R>(k, p, n, rows, reinterpret_cast<const R*>(in + r), reinterpret_cast<R*>(out + r));
+    finish(Eigen::Index(r), Eigen::Index(n));
+  });
+}
+
+// FFTW's REDFT10 is the unnormalized DCT-II, Y_k = 2·Σ_j x_j cos(π(2j+1)k/(2p)), and REDFT01 its inverse
+// pattern x_j = Y_0 + 2·Σ_{k≥1} Y_k cos(…); one scaling pass over the output makes both orthonormal.
+// Complex tensors are transformed as real ones with twice the rows (Φ is real).
+template <class T>
+void fftw_dct(tensor3_view<const T> in, tensor3_view<T> out, bool forward, std::size_t threads) {
+  using R = real_t<T>;
+  const std::size_t p = in.p(), rows = in.m() * in.n() * (is_complex_v<T> ? 2 : 1);
+  const R* src = reinterpret_cast<const R*>(in.data());
+  R* dst = reinterpret_cast<R*>(out.data());
+  const auto ld = Eigen::Index(rows), cols = Eigen::Index(p);
+  const R s_rest = R(1 / std::sqrt(2.0 * double(p)));
+  fftw_blocks<R>(forward ? fftw::kind::dct2 : fftw::kind::dct3, p, rows, src, dst, threads,
+                 [&](Eigen::Index r, Eigen::Index n) {
+                   auto o = rows_map(dst, r, n, cols, ld);
+                   if (forward) {  // c_0 = Y_0/(2√p), c_k = Y_k/√(2p)
+                     o.col(0) *= R(1 / (2 * std::sqrt(double(p))));
+                     o.rightCols(cols - 1) *= s_rest;
+                   } else {  // x_j = REDFT01(c)_j/√(2p) + c_0·(1/√p − 1/√(2p))
+                     const auto c0 = rows_map(src, r, n, 1, ld);
+                     const R s0 = R(1 / std::sqrt(double(p))) - s_rest;
+                     for (Eigen::Index j = 0; j < cols; ++j) o.col(j) = o.col(j) * s_rest + c0.col(0) * s0;
+                   }
+                 });
+}
+
+// r2c/c2r for real tensors (FFTW's half spectrum is exactly the stored slices), c2c for complex ones; FFTW's
+// inverse is unnormalized, hence the 1/p pass.
+template <class T, class In, class Out>
+void fftw_dft(const In* in, Out* out, std::size_t p, std::size_t tubes, bool forward, std::size_t threads) {
+  using R = real_t<T>;
+  using fftw::kind;
+  const kind k = is_complex_v<T> ? (forward ? kind::c2c_forward : kind::c2c_backward) : (forward ? kind::r2c : kind::c2r);
+  fftw_blocks<R>(k, p, tubes, in, out, threads, [&](Eigen::Index r, Eigen::Index n) {
+    if (!forward) rows_map(out, r, n, Eigen::Index(p), Eigen::Index(tubes)) *= R(1) / R(p);
+  });
+}
+#endif
+}  // namespace detail
+
+/// @brief out = in ×₃ Z (the forward L-transform), in original scalar T, out L's domain scalar; `out` has
+/// L.stored_slices<T>(p) slices.
+template <scalar T, transform_policy L>
+void forward(const L& l, tensor3_view<const T> in, tensor3_view<typename L::template domain_scalar<T>> out,
+             const execution& ex) {
+  const std::size_t p = in.p(), threads = detail::threads_for(in.size(), ex);
+  if constexpr (L::algorithm == tube_algorithm::identity) {
+    parallel_ranges(in.size(), threads, parallel_min_elements,
+                    [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
+    return;
+  }
+#if TPROD_HAS_FFTW
+  if (use_fftw(L::algorithm, ex.path, p)) {
+    if constexpr (L::algorithm == tube_algorithm::dct2) return detail::fftw_dct<T>(in, out, true, threads);
+    if constexpr (L::algorithm == tube_algorithm::dft)
+      return detail::fftw_dft<T>(in.data(), out.data(), p, in.m() * in.n(), true, threads);
+  }
+#else
+  use_fftw(L::algorithm, ex.path, p);  // refuses transform_path::fftw
+#endif
+  apply_along_tubes(in, *l.template forward_factor<T>(p), out, threads);
+}
+
+/// @brief out = in ×₃ Z⁻¹ (the inverse L-transform), from L's stored domain slices back to p original slices.
+template <scalar T, transform_policy L>
+void inverse(const L& l, tensor3_view<const typename L::template domain_scalar<T>> in, tensor3_view<T> out,
+             const execution& ex) {
+  const std::size_t p = out.p(), threads = detail::threads_for(out.size(), ex);
+  if constexpr (L::algorithm == tube_algorithm::identity) {
+    parallel_ranges(in.size(), threads, parallel_min_elements,
+                    [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
+    return;
+  }
+#if TPROD_HAS_FFTW
+  if (use_fftw(L::algorithm, ex.path, p)) {
+    if constexpr (L::algorithm == tube_algorithm::dct2) return detail::fftw_dct<T>(in, out, false, threads);
+    if constexpr (L::algorithm == tube_algorithm::dft)
+      return detail::fftw_dft<T>(in.data(), out.data(), p, out.m() * out.n(), false, threads);
+  }
+#else
+  use_fftw(L::algorithm, ex.path, p);
+#endif
+  apply_along_tubes(in, *l.template inverse_factor<T>(p), out, threads);
+}
+
+}  // namespace tprod::backend::cpu

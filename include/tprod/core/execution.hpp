@@ -1,0 +1,113 @@
+#pragma once
+/// @file execution.hpp
+/// @brief How work runs, kept apart from what it computes: the thread count and the path of the tube
+/// transforms (a GEMM with the cached p×p matrix, or FFTW).
+///
+/// A transform policy (dct, dft, matrix_transform, identity_transform) describes Z only. Which kernel applies it,
+/// and on how many threads, is an execution choice:
+/// - `tprod::set_num_threads(n)` (or the environment variable `TPROD_NUM_THREADS`) sets the process-wide thread
+///   count; by default every core (OpenMP's `omp_get_max_threads()`, so `OMP_NUM_THREADS` is honoured too).
+///   1 runs everything on the calling thread.
+/// - an `execution` value passed as the first argument of `transform`, `inverse_transform` and `product`
+///   (Thrust's execution-policy style) chooses the transform path and the threads for that call;
+/// - an `execution_scope` makes an execution the default of the calling thread for its lifetime, for code that
+///   takes no execution argument (factorizations, nn layers).
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace tprod {
+
+enum class transform_path {
+  automatic,  ///< FFTW from the transform's measured threshold on (when built with FFTW), the GEMM below
+  gemm,       ///< always the GEMM with the cached matrix
+  fftw        ///< always FFTW (throws tprod::shape_error if tprod was built without it)
+};
+
+namespace detail {
+/// The thread count before any set_num_threads: TPROD_NUM_THREADS when set to a positive integer, else what
+/// OpenMP offers (OMP_NUM_THREADS or every core), else 1 when tprod is built without OpenMP.
+inline std::size_t initial_num_threads() {
+  if (const char* env = std::getenv("TPROD_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0) return std::size_t(n);
+  }
+#if defined(_OPENMP)
+  return std::size_t(std::max(1, omp_get_max_threads()));
+#else
+  return 1;
+#endif
+}
+inline std::atomic<std::size_t>& num_threads_setting() {
+  static std::atomic<std::size_t> n{initial_num_threads()};
+  return n;
+}
+}  // namespace detail
+
+/// @brief The process-wide number of threads tprod's kernels use (≥ 1).
+inline std::size_t num_threads() { return detail::num_threads_setting().load(std::memory_order_relaxed); }
+
+/// @brief Sets the process-wide thread count; 0 restores the default (TPROD_NUM_THREADS or every core).
+/// It also sets Eigen's own thread count (Eigen::setNbThreads), which a GEMM that Eigen runs by itself, outside
+/// tprod's parallel loops, follows. Call it from one thread, before starting work on others.
+/// Without OpenMP (tprod built with TPROD_USE_OPENMP=OFF) every kernel runs on the calling thread regardless.
+inline void set_num_threads(std::size_t n) {
+  const std::size_t count = n == 0 ? detail::initial_num_threads() : n;
+  detail::num_threads_setting().store(count, std::memory_order_relaxed);
+  Eigen::setNbThreads(int(count));
+}
+
+/// @brief An execution choice for one call: the transform path and the threads of tprod's parallel loops
+/// (0: num_threads()).
+struct execution {
+  transform_path path = transform_path::automatic;
+  std::size_t threads = 0;
+
+  /// @brief The thread count this execution runs on.
+  std::size_t thread_count() const { return threads != 0 ? threads : num_threads(); }
+  friend constexpr bool operator==(const execution&, const execution&) = default;
+};
+
+namespace detail {
+inline execution& thread_default_execution() {
+  thread_local execution e{};
+  return e;
+}
+}  // namespace detail
+
+/// @brief The calling thread's default execution (what calls without an execution argument use).
+inline const execution& default_execution() { return detail::thread_default_execution(); }
+
+/// @brief Makes `e` the calling thread's default execution until the scope ends (scopes nest).
+class execution_scope {
+ public:
+  explicit execution_scope(const execution& e) : saved_(detail::thread_default_execution()) {
+    detail::thread_default_execution() = e;
+  }
+  ~execution_scope() { detail::thread_default_execution() = saved_; }
+  execution_scope(const execution_scope&) = delete;
+  execution_scope& operator=(const execution_scope&) = delete;
+
+ private:
+  execution saved_;
+};
+
+/// @brief "automatic", "gemm" or "fftw".
+inline std::string to_string(transform_path path) {
+  switch (path) {
+    case transform_path::gemm: return "gemm";
+    case transform_path::fftw: return "fftw";
+    default: return "automatic";
+  }
+}
+
+}  // namespace tprod

@@ -1,0 +1,174 @@
+// The CPU backend: the threading mechanism, the execution choice, the column-panel facewise kernel and the
+// threaded transforms, each checked against an independent computation (plain loops, or the same operation on
+// one thread where only the schedule differs).
+#include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include "tprod_test.hpp"
+
+using namespace tprod;
+using namespace tprod::test;
+
+namespace {
+
+/// Sets the process-wide thread count for a scope and restores the default afterwards.
+struct threads_for_scope {
+  explicit threads_for_scope(std::size_t n) { set_num_threads(n); }
+  ~threads_for_scope() { set_num_threads(0); }
+};
+
+/// C(:, :, k) = A(:, :, k)·B(:, :, k) with plain loops in complex double.
+template <class X, class Y> tensor3<cd> reference_facewise(const X& a, const Y& b) {
+  const auto ac = to_cd(a), bc = to_cd(b);
+  tensor3<cd> c(ac.m(), bc.n(), ac.p());
+  for (std::size_t k = 0; k < ac.p(); ++k)
+    for (std::size_t j = 0; j < bc.n(); ++j)
+      for (std::size_t q = 0; q < ac.n(); ++q)
+        for (std::size_t i = 0; i < ac.m(); ++i) c(i, j, k) += ac(i, q, k) * bc(q, j, k);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("parallel_for visits every index once, on up to the requested threads, and rethrows") {
+  for (std::size_t threads : {1, 2, 3}) {
+    for (std::size_t count : {0, 1, 7, 100}) {
+      std::vector<std::atomic<int>> hits(count);
+      backend::cpu::parallel_for(count, threads, [&](std::size_t i) { hits[i].fetch_add(1); });
+      for (std::size_t i = 0; i < count; ++i) CHECK(hits[i].load() == 1);
+    }
+    std::vector<std::atomic<int>> covered(1000);
+    backend::cpu::parallel_ranges(1000, threads, 10, [&](std::size_t b, std::size_t e) {
+      CHECK(b < e);
+      for (std::size_t i = b; i < e; ++i) covered[i].fetch_add(1);
+    });
+    for (auto& c : covered) CHECK(c.load() == 1);
+    CHECK_THROWS_WITH_AS(backend::cpu::parallel_for(10, threads,
+                                                    [](std::size_t i) {
+                                                      if (i == 3) throw std::runtime_error("unit 3 failed");
+                                                    }),
+                         "unit 3 failed", std::runtime_error);
+  }
+}
+
+TEST_CASE("thread count: set_num_threads, 0 restores the default, TPROD_NUM_THREADS is read") {
+  const std::size_t initial = detail::initial_num_threads();
+  CHECK(initial >= 1);
+  {
+    const threads_for_scope t(3);
+    CHECK(num_threads() == 3);
+    CHECK(execution{}.thread_count() == 3);
+    CHECK(execution{transform_path::automatic, 1}.thread_count() == 1);
+  }
+  CHECK(num_threads() == initial);
+  ::setenv("TPROD_NUM_THREADS", "5", 1);
+  CHECK(detail::initial_num_threads() == 5);
+  ::setenv("TPROD_NUM_THREADS", "zero", 1);  // not a positive integer: ignored
+  CHECK(detail::initial_num_threads() == initial);
+  ::unsetenv("TPROD_NUM_THREADS");
+}
+
+TEST_CASE("execution_scope sets the calling thread's default and restores it, nesting") {
+  CHECK(default_execution() == execution{});
+  {
+    const execution_scope outer(execution{transform_path::gemm, 2});
+    CHECK(default_execution().path == transform_path::gemm);
+    {
+      const execution_scope inner(execution{transform_path::fftw});
+      CHECK(default_execution().path == transform_path::fftw);
+      CHECK(default_execution().threads == 0);
+    }
+    CHECK(default_execution() == execution{transform_path::gemm, 2});
+  }
+  CHECK(default_execution() == execution{});
+}
+
+TEST_CASE("column panels: cut only inside Eigen's size cliff, or to give every thread work") {
+  using backend::cpu::gemm_panels;
+  CHECK(gemm_panels(256, 256, 256, 16, 1) == 2);    // in the cliff: two panels of 128
+  CHECK(gemm_panels(300, 300, 300, 16, 2) == 3);
+  CHECK(gemm_panels(512, 512, 512, 16, 2) == 1);    // whole GEMMs above the cliff
+  CHECK(gemm_panels(1024, 1024, 1024, 1, 2) == 2);  // one slice, two threads
+  CHECK(gemm_panels(32, 32, 32, 16, 2) == 1);
+  CHECK(gemm_panels(8, 8, 8, 1, 4) == 1);           // never narrower than 32 columns for threads' sake
+  CHECK(gemm_panels(64, 64, 100, 1, 4) == 3);
+}
+
+TEST_CASE_TEMPLATE("facewise kernel equals plain loops for every panel and thread split", T, TPROD_TEST_SCALARS) {
+  struct shape {
+    std::size_t m, l, n, p;
+  };
+  for (const shape s : {shape{1, 1, 1, 1}, shape{3, 5, 2, 4}, shape{40, 30, 300, 2}, shape{260, 20, 260, 1},
+                        shape{33, 17, 129, 3}}) {
+    const auto a = random_tensor3<T>(s.m, s.l, s.p, 1), b = random_tensor3<T>(s.l, s.n, s.p, 2);
+    const auto expected = reference_facewise(a, b);
+    for (std::size_t threads : {1, 2, 4}) {
+      tensor3<T> c(s.m, s.n, s.p, uninitialized);
+      backend::cpu::facewise<T>(a.view(), b.view(), c.view(), threads);
+      TPROD_CHECK_CLOSE(c, expected, T, s.l);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("products, transforms and factorizations agree on one thread and on several", T,
+                   TPROD_TEST_SCALARS) {
+  // Sizes above the kernels' parallel thresholds, so that the threaded paths really run.
+  const auto a = random_tensor3<T>(96, 80, 16, 3), b = random_tensor3<T>(80, 72, 16, 4);
+  for_each_transform(16, [&](const auto& l) {
+    using L = std::decay_t<decltype(l)>;
+    const auto ar = random_for<T>(l, a.extents(), 3), br = random_for<T>(l, b.extents(), 4);
+    const auto one = product(execution{default_execution().path, 1}, ar, br, l);
+    const auto many = product(execution{default_execution().path, 2}, ar, br, l);
+    TPROD_CHECK_CLOSE(many, one, T, 80);
+    TPROD_CHECK_CLOSE(many, reference_product(ar, br, l), T, 80 * 16);
+    const auto th1 = transform(execution{default_execution().path, 1}, ar, l);
+    const auto th2 = transform(execution{default_execution().path, 3}, ar, l);
+    TPROD_CHECK_CLOSE(th2.data(), th1.data(), T, 16);
+    if constexpr (std::is_same_v<L, dct>) {
+      tensor3<value_type_of<decltype(ar)>> back(ar.extents(), uninitialized);
+      inverse_transform_into(execution{default_execution().path, 2}, th2, back);
+      TPROD_CHECK_CLOSE(back, ar, T, 16);
+    }
+  });
+  const auto sq = random_tensor3<T>(40, 40, 8, 5);
+  std::optional<tensor3<T>> inv_one, s_one;
+  for (std::size_t threads : {1, 2}) {
+    const threads_for_scope t(threads);
+    const auto inv = inverse(sq, dct{});
+    const auto s = svd(sq, dct{}).s;
+    if (!inv_one) {
+      inv_one = inv;
+      s_one = s;
+    } else {
+      TPROD_CHECK_CLOSE(inv, *inv_one, T, 40 * 40);
+      TPROD_CHECK_CLOSE(s, *s_one, T, 40 * 40);
+    }
+  }
+}
+
+TEST_CASE("transform_path::fftw is refused without FFTW, and a general Z always takes the GEMM") {
+  const auto a = random_tensor3<double>(3, 2, 8, 1);
+  if (!TPROD_HAS_FFTW)
+    CHECK_THROWS_WITH_AS(transform(execution{transform_path::fftw}, a, dct{}), doctest::Contains("without FFTW"),
+                         shape_error);
+  CHECK_FALSE(backend::cpu::use_fftw(tube_algorithm::none, transform_path::automatic, 4096));
+  CHECK_FALSE(backend::cpu::use_fftw(tube_algorithm::dct2, transform_path::gemm, 4096));
+  CHECK(backend::cpu::use_fftw(tube_algorithm::dft, transform_path::automatic, 4096) == bool(TPROD_HAS_FFTW));
+  const matrix_transform<double> z(Eigen::MatrixXd::Identity(8, 8) * 2.0);
+  TPROD_CHECK_CLOSE(transform(execution{transform_path::gemm}, a, z).data(), 2.0 * a, double, 8);
+}
+
+TEST_CASE("views know their memory space: element access and Eigen maps exist on the host only") {
+  using host_view = tensor3_view<float>;
+  using device_view = tensor3_view<float, dextents3, device_space>;
+  static_assert(requires(host_view v) { v.slice(0); v(0, 0, 0); v.tube(0, 0); });
+  static_assert(!requires(device_view v) { v.slice(0); });
+  static_assert(!requires(device_view v) { v(0, 0, 0); });
+  static_assert(!requires(device_view v) { v.unfold_tubes(); });
+  static_assert(!std::is_convertible_v<device_view, host_view>);
+  static_assert(!host_tensor3<device_view>);
+  const device_view d(nullptr, 2, 3, 4);
+  CHECK(d.size() == 24);
+}
