@@ -98,12 +98,14 @@ void fftw_dft(const In* in, Out* out, std::size_t p, std::size_t tubes, bool for
 }  // namespace detail
 
 /// @brief out = in ×₃ Z (the forward L-transform), in original scalar T, out L's domain scalar; `out` has
-/// L.stored_slices<T>(p) slices.
+/// L.stored_slices<T>(p) slices. `in` and `out` may be the same memory on the GEMM and identity paths
+/// (transforms_in_place in transformed.hpp), never on FFTW's.
 template <scalar T, transform_policy L>
 void forward(const L& l, tensor3_view<const T> in, tensor3_view<typename L::template domain_scalar<T>> out,
              const execution& ex) {
   const std::size_t p = in.p(), threads = detail::threads_for(in.size(), ex);
   if constexpr (L::algorithm == tube_algorithm::identity) {
+    if (static_cast<const void*>(in.data()) == static_cast<const void*>(out.data())) return;  // in place
     parallel_ranges(in.size(), threads, parallel_min_elements,
                     [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
     return;
@@ -126,6 +128,7 @@ void inverse(const L& l, tensor3_view<const typename L::template domain_scalar<T
              const execution& ex) {
   const std::size_t p = out.p(), threads = detail::threads_for(out.size(), ex);
   if constexpr (L::algorithm == tube_algorithm::identity) {
+    if (static_cast<const void*>(in.data()) == static_cast<const void*>(out.data())) return;  // in place
     parallel_ranges(in.size(), threads, parallel_min_elements,
                     [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
     return;
