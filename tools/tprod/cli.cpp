@@ -149,6 +149,7 @@ double parse_real(const invocation& inv, const std::string& name, double lo, dou
 }
 
 std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";  // JSON has no NaN or Infinity; callers refuse non-finite data first
   char buf[32];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, end);
