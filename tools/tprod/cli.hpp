@@ -80,6 +80,9 @@ class invocation {
 /// -o META (FILE, or PREFIX for commands writing several files).
 option output_option(const std::string& what, const std::string& meta = "FILE");
 option transform_option();
+/// --max-condition C: the largest condition estimate accepted for a matrix:Z.npy transform (default
+/// matrix_transform's, 8192 = eps^(-1/4)).
+option max_condition_option();
 
 /// Parses a whole positive integer option value, or throws usage_error naming the option.
 std::size_t parse_count(const invocation& inv, const std::string& name);
