@@ -12,6 +12,7 @@
 
 #include "factorization_support.hpp"
 #include "tprod/algebra/predicates.hpp"
+#include "tprod/algebra/qr.hpp"
 #include "tprod/algebra/rank.hpp"
 #include "tprod/algebra/spectral_norms.hpp"
 #include "tprod/algebra/svd.hpp"
@@ -212,7 +213,7 @@ TEST_CASE("energy_truncated_svd: the smallest multi-rank keeping γ of the energ
   check(3, dct{});
   check(3, matrix_transform<double>(orthogonal_z(3)));
   for (double bad : {-0.1, 1.5, std::nan("")})
-    CHECK_THROWS_AS(energy_truncated_svd(random_tensor3<double>(2, 2, 2, 1), dct{}, bad), std::invalid_argument);
+    CHECK_THROWS_AS(energy_truncated_svd(random_tensor3<double>(2, 2, 2, 1), dct{}, bad), shape_error);
 }
 
 TEST_CASE("svd: real input under the DFT has real factors, including the self-conjugate slices") {
@@ -269,6 +270,34 @@ TEST_CASE_TEMPLATE("ranks: a product of 15x10xp and 10x15xp random tensors has t
       CHECK(average_rank(a, l) == 10.0);
       CHECK(multi_rank(a, l) == r.multi_rank);
     });
+  }
+}
+
+TEST_CASE("ranks: the default tolerance counts the transform's conditioning (a random real 200x200 Z)") {
+  // Tubal rank 10 under a random Z of condition about 450 (1-norm estimate larger): the 11th singular values
+  // are rounding amplified by Z (4.2e-10 here) and were counted with max(m, n)·ε·σ_max = 1.5e-10.
+  const std::size_t p = 200;
+  std::srand(5);
+  const matrix_transform<double> l(Eigen::MatrixXd::Random(Eigen::Index(p), Eigen::Index(p)), 1e6);
+  CAPTURE(l.condition());
+  const auto a = product(random_tensor3<double>(15, 10, p, 1), random_tensor3<double>(10, 15, p, 2), l);
+  const rank_info r = ranks(a, l);
+  CHECK(r.tubal_rank == 10);
+  CHECK(r.tolerance == doctest::Approx(default_rank_tolerance(detail::slice_singular_values(transform(a, l)), 15, 15,
+                                                              epsilon_v<double>, l.condition())));
+  CHECK(transform_condition(dct{}) == 1.0);
+  CHECK(transform_condition(l) == l.condition());
+}
+
+TEST_CASE("svd, ranks and qr refuse NaN and Inf instead of returning uninitialized factors") {
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    auto a = random_tensor3<double>(3, 4, 5, 1);
+    a(1, 2, 3) = bad;
+    CHECK_THROWS_WITH_AS(svd(a, dct{}), doctest::Contains("svd: the 3x4x5 tensor holds NaN or Inf"), numerical_error);
+    CHECK_THROWS_WITH_AS(ranks(a, dft{}), doctest::Contains("holds NaN or Inf"), numerical_error);
+    CHECK_THROWS_AS(truncated_svd(a, identity_transform{}, 1), numerical_error);
+    CHECK_THROWS_AS(spectral_norm(a, dct{}), numerical_error);
+    CHECK_THROWS_WITH_AS(qr(a, dct{}), doctest::Contains("qr: the 3x4x5 tensor holds NaN or Inf"), numerical_error);
   }
 }
 

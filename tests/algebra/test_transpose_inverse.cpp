@@ -73,3 +73,41 @@ TEST_CASE("inverse refuses non-square and singular slices, naming the slice") {
   for (std::size_t k = 0; k < 3; ++k) r.slice(k) << 1, 2, 2, 4;
   CHECK_THROWS_WITH_AS(inverse(r, dft{}), doctest::Contains("slice 0"), numerical_error);
 }
+
+TEST_CASE("inverse: exactly singular slices are refused, naming the first one") {
+  // diag(1, 0) in every slice under the DFT: Eigen's rcond() is 1 for it, and NaN/Inf were written.
+  tensor3<double> a(2, 2, 4);
+  a(0, 0, 0) = 1;  // the DFT of a delta: every transform-domain slice is diag(1, 0)
+  CHECK_THROWS_WITH_AS(inverse(a, dft{}), doctest::Contains("transform-domain slice 0 of the 2x2x4 tensor (dft) is singular"),
+                       numerical_error);
+  for (std::size_t k = 0; k < 4; ++k) a(0, 0, k) = 1;  // diag(1, 0) in every original slice
+  CHECK_THROWS_WITH_AS(inverse(a, dft{}), doctest::Contains("slice 0 of the 2x2x4"), numerical_error);
+  // p = 1: diag(1, 0) and diag(1, 1, 0).
+  tensor3<double> b(2, 2, 1), c(3, 3, 1);
+  b(0, 0, 0) = 1;
+  c(0, 0, 0) = c(1, 1, 0) = 1;
+  for (const auto& x : {b, c})
+    CHECK_THROWS_WITH_AS(inverse(x, dct{}), doctest::Contains("slice 0 of the"), numerical_error);
+  // A zero last horizontal slice makes every transform-domain slice singular: the message names slice 0.
+  auto d = random_tensor3<double>(3, 3, 5, 4);
+  for (std::size_t j = 0; j < 3; ++j)
+    for (std::size_t k = 0; k < 5; ++k) d(2, j, k) = 0;
+  CHECK_THROWS_WITH_AS(inverse(d, dct{}), doctest::Contains("transform-domain slice 0 of"), numerical_error);
+  CHECK_THROWS_WITH_AS(inverse(d, dft{}), doctest::Contains("transform-domain slice 0 of"), numerical_error);
+  d(0, 0, 0) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(inverse(d, dct{}), doctest::Contains("holds NaN or Inf"), numerical_error);
+}
+
+TEST_CASE("empty tensors: work follows the data, and an empty inner dimension gives a zero product") {
+  // (1, 0, p) x (0, 1, p) read past empty slices (segfault); C is zero.
+  for_each_transform(6, [](const auto& l) {
+    CAPTURE(l.name());
+    const auto c = product(tensor3<double>(1, 0, 6), tensor3<double>(0, 1, 6), l);
+    CHECK(c.shape() == "1x1x6");
+    for (std::size_t k = 0; k < 6; ++k) CHECK(c(0, 0, k) == 0.0);
+  });
+  // p = 2^63 - 1 with no elements: nothing loops over the slices.
+  const tensor3<double> e(0, 1, max_index);
+  CHECK(transpose(e, identity_transform{}).shape() == tensor3<double>(1, 0, max_index).shape());
+  CHECK(transform(e, identity_transform{}).data().size() == 0);
+}

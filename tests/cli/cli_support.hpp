@@ -4,6 +4,7 @@
 // plain Eigen in complex double), against which the program's outputs are compared.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ using cmat = Eigen::MatrixXcd;
 struct run_result {
   int status = -1;
   std::string out, err;
+  long max_rss_kib = 0;  ///< the program's peak resident memory
 };
 
 /// Runs `tprod args...` with the working directory `dir`, capturing stdout and stderr.
@@ -35,6 +37,7 @@ inline run_result run(const test::scratch_dir& dir, const std::vector<std::strin
   REQUIRE(pid >= 0);
   if (pid == 0) {
     if (::chdir(dir.path.c_str()) != 0) ::_exit(126);
+    ::alarm(300);  // a hung program (a blocking open, an endless loop) dies with SIGALRM instead of hanging the suite
     const int o = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int e = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
@@ -46,8 +49,10 @@ inline run_result run(const test::scratch_dir& dir, const std::vector<std::strin
     ::_exit(127);
   }
   int wstatus = 0;
-  REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
+  struct rusage usage {};
+  REQUIRE(::wait4(pid, &wstatus, 0, &usage) == pid);
   run_result r;
+  r.max_rss_kib = usage.ru_maxrss;
   r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
   r.out = test::file_bytes(out_file);
   r.err = test::file_bytes(err_file);

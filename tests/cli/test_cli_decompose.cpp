@@ -338,6 +338,19 @@ TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
   check_error(run(dir, {"tucker", "missing.npy", "-o", "T", "--tol", "0.1"}), 1, "missing.npy: cannot open");
   CHECK(dir.entries() == before);
 
+  // NaN or Inf: refused, naming the file; before, tucker and tt printed "nan" into their JSON and exited 0.
+  for (const double bad : {std::nan(""), HUGE_VAL}) {
+    io::npy_array n = random_array(npy_dtype::float64, {3, 4, 5}, 3);
+    n.values<double>()[5] = bad;
+    save(dir, "N.npy", n);
+    for (const std::string method : {"hosvd", "sthosvd", "hooi"})
+      check_error(run(dir, {"tucker", "N.npy", "-o", "T", "--tol", "0.1", "--method", method}), 1,
+                  "N.npy: " + std::string(method == "sthosvd" ? "st_hosvd" : method) + ": the tensor holds NaN or Inf");
+    check_error(run(dir, {"tt", "N.npy", "-o", "T", "--eps", "0.1"}), 1, "N.npy: tt_svd: the tensor holds NaN or Inf");
+    std::filesystem::remove(dir / "N.npy");
+  }
+  CHECK(dir.entries() == before);
+
   // A last output that cannot be replaced: no output is, and no temporary file is left.
   tprod::test::put_bytes(dir / "T_core.npy", "old");
   std::filesystem::create_directory(dir / "T_factor2.npy");

@@ -45,6 +45,22 @@ TEST_CASE("extents tiers, conversions and shape errors") {
   CHECK(from_view.shape() == "2x3x4");
 }
 
+TEST_CASE("shapes beyond what an index holds are refused; byte counts that overflow are not allocated") {
+  constexpr std::size_t huge = std::numeric_limits<std::size_t>::max(), two32 = std::size_t(1) << 32;
+  // Each of these wrapped around to a small element count, or kept an extent no loop should run to.
+  for (const auto& [m, n, p] : {std::array<std::size_t, 3>{0, 1, huge}, {0, huge, huge}, {huge, huge, 0},
+                                {two32, two32, 1}, {std::size_t(1) << 21, std::size_t(1) << 21, std::size_t(1) << 22},
+                                {0, two32, two32}, {two32, 0, two32}}) {
+    CAPTURE(shape_string(m, n, p));
+    CHECK_THROWS_WITH_AS(dextents3(m, n, p), doctest::Contains("is too large"), shape_error);
+    CHECK(!shape_limit_problem(m, n, p).empty());
+  }
+  CHECK(dextents3(0, 1, max_index).p() == max_index);  // empty, and every extent indexable: allowed
+  CHECK(shape_limit_problem(two32, 1, two32 / 2 - 1).empty());
+  // 2^62 elements fit an index, but not 8 bytes each: refused before anything is allocated.
+  CHECK_THROWS_AS(tensor3<double>(std::size_t(1) << 31, std::size_t(1) << 31, 1, uninitialized), std::bad_alloc);
+}
+
 TEST_CASE("from_slices stacks frontal slices and checks their sizes") {
   const auto t = tensor3<float>::from_slices({Eigen::MatrixXf::Ones(2, 2), Eigen::MatrixXf::Zero(2, 2)});
   CHECK(t.shape() == "2x2x2");

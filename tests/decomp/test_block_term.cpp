@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "decomp_test_support.hpp"
+#include "tprod/decomp/tensor_train.hpp"
+#include "tprod/decomp/tucker.hpp"
 #include "tprod/decomp/block_term.hpp"
 #include "tprod/decomp/cp.hpp"
 #include "tprod/decomp/multilinear_attention.hpp"
@@ -116,6 +118,20 @@ TEST_CASE("block-term and CP ALS reject bad ranks and term counts, naming the sh
   CHECK_THROWS_WITH_AS(tprod::block_term_als(x, 2, {2, 5, 2}), doctest::Contains("rank 5 for mode 1 is outside 1…4 (tensor of shape 3x4x5)"), shape_error);
   CHECK_THROWS_AS(tprod::block_term_als(x, 0, {1, 1, 1}), shape_error);
   CHECK_THROWS_WITH_AS(tprod::cp_als(x, 0), doctest::Contains("3x4x5"), shape_error);
+}
+
+TEST_CASE("every decomposition refuses NaN and Inf instead of returning NaN factors") {
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    auto x = tprod::random_ndtensor<double>({3, 4, 5}, 1);
+    x.data()[7] = bad;
+    using tprod::numerical_error;
+    CHECK_THROWS_WITH_AS(tprod::hosvd(x, {.ranks = {2, 2, 2}}), doctest::Contains("hosvd: the tensor holds NaN or Inf"), numerical_error);
+    CHECK_THROWS_WITH_AS(tprod::st_hosvd(x, {.tolerance = 0.1}), doctest::Contains("st_hosvd: the tensor holds NaN"), numerical_error);
+    CHECK_THROWS_WITH_AS(tprod::hooi(x, {.ranks = {2, 2, 2}}), doctest::Contains("hooi: the tensor holds NaN"), numerical_error);
+    CHECK_THROWS_WITH_AS(tprod::tt_svd(x, {.tolerance = 0.1}), doctest::Contains("tt_svd: the tensor holds NaN"), numerical_error);
+    CHECK_THROWS_WITH_AS(tprod::block_term_als(x, 2, {1, 2, 2}), doctest::Contains("block_term_als: the tensor holds NaN"), numerical_error);
+    CHECK_THROWS_AS(tprod::cp_als(x, 2), numerical_error);
+  }
 }
 
 namespace {

@@ -2,8 +2,15 @@
 // Fortran order, every dtype, order-N arrays, every malformed-file error, and atomic writes.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <chrono>
 #include <complex>
 #include <cstdint>
+#include <future>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -205,7 +212,7 @@ TEST_CASE("npy: unreadable paths name the file") {
   scratch_dir dir;
   CHECK(message_of<io_error>([&] { read_npy(dir / "missing.npy"); }) ==
         (dir / "missing.npy").string() + ": cannot open for reading: No such file or directory");
-  CHECK(message_of<io_error>([&] { read_npy(dir.path); }) == dir.path.string() + ": not a regular file");
+  CHECK(message_of<io_error>([&] { read_npy(dir.path); }) == dir.path.string() + ": not a regular file (a directory)");
   tprod::test::put_bytes(dir / "short.npy", "\x93NUMPY");
   CHECK(message_of<io_error>([&] { read_tensor3<float>(dir / "short.npy"); }).find("short.npy: too short") !=
         std::string::npos);
@@ -237,6 +244,71 @@ TEST_CASE("npy: writes are atomic: an existing file is replaced only on success,
   CHECK(message_of<io_error>([&] { write_npy(dir / "no" / "x.npy", a); })
             .find("x.npy: cannot create a temporary file in") != std::string::npos);
   (void)before;
+}
+
+TEST_CASE("npy: a FIFO or a device as input is refused at once, not waited on") {
+  scratch_dir dir;
+  const auto fifo = dir / "in.npy";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Before the fix open() waited for a writer forever: run the read aside and, if it hangs, release it by
+  // opening the writing end ourselves, so that the failure is a failed check rather than a hung suite.
+  auto reading = std::async(std::launch::async, [&] { return message_of<io_error>([&] { read_npy(fifo); }); });
+  if (reading.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    FAIL_CHECK("reading a FIFO blocked");
+    const int w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (w >= 0) ::close(w);
+  }
+  CHECK(reading.get() == fifo.string() + ": not a regular file (a FIFO)");
+  CHECK(message_of<io_error>([&] { read_tensor3<double>("/dev/zero"); }) ==
+        "/dev/zero: not a regular file (a character device)");
+}
+
+TEST_CASE("npy: shapes no index can address are refused whatever the other extents") {
+  // (0, 2^64-1, 2^64-1) has no elements, yet its extents cannot be indexed: refused like (2^64-1, 2^64-1, 0).
+  const std::string huge = std::to_string(std::numeric_limits<std::size_t>::max());
+  for (const std::string& shape : {"(0, " + huge + ", " + huge + ")", "(" + huge + ", " + huge + ", 0)",
+                                  "(0, 1, " + huge + ")", std::string("(4294967296, 4294967296, 0)")}) {
+    CAPTURE(shape);
+    const std::string msg = message_of<io_error>([&] { to_tensor3<double>(parse_npy(npy_bytes(dict("<f8", true, shape), "")), "h.npy"); });
+    CHECK(msg.find(": shape " + shape + " is too large") != std::string::npos);
+  }
+  CHECK(to_tensor3<double>(parse_npy(npy_bytes(dict("<f8", true, "(0, 1, 1048576)"), ""))).shape() == "0x1x1048576");
+}
+
+TEST_CASE("npy: outputs are regular files: devices and FIFOs are refused, symbolic links are followed") {
+  scratch_dir dir;
+  const auto a = random_tensor3<double>(2, 3, 4, 1);
+  // A FIFO (as /dev/full for root) was replaced by a regular file through rename.
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  CHECK(message_of<io_error>([&] { write_npy(dir / "fifo", a); }) ==
+        (dir / "fifo").string() + ": cannot replace: not a regular file (a FIFO); tprod writes only regular files");
+  struct stat st {};
+  REQUIRE(::lstat((dir / "fifo").c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  // A device node of our own (root only: never aim a test at /dev itself, which the defect replaced).
+  if (::mknod((dir / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    CHECK(message_of<io_error>([&] { write_npy(dir / "null", a); }).find("not a regular file (a character device)") !=
+          std::string::npos);
+    REQUIRE(::lstat((dir / "null").c_str(), &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+    std::filesystem::remove(dir / "null");
+  }
+  CHECK(dir.entries() == std::set<std::string>{"fifo"});
+
+  // A link to a file: the file is replaced, the link stays a link (also a relative link and a chain of two).
+  write_npy(dir / "real.npy", random_tensor3<double>(1, 1, 1, 2));
+  std::filesystem::create_symlink("real.npy", dir / "link.npy");
+  std::filesystem::create_symlink(dir / "link.npy", dir / "link2.npy");
+  write_npy(dir / "link2.npy", a);
+  CHECK(std::filesystem::is_symlink(std::filesystem::symlink_status(dir / "link.npy")));
+  CHECK(std::filesystem::is_symlink(std::filesystem::symlink_status(dir / "link2.npy")));
+  CHECK(read_tensor3<double>(dir / "real.npy").elements() == a.elements());
+  // A dangling link: the file it names is created.
+  std::filesystem::create_symlink("made.npy", dir / "dangling.npy");
+  write_npy(dir / "dangling.npy", a);
+  CHECK(std::filesystem::is_symlink(std::filesystem::symlink_status(dir / "dangling.npy")));
+  CHECK(read_tensor3<double>(dir / "made.npy").elements() == a.elements());
+  CHECK(dir.entries() == std::set<std::string>{"fifo", "real.npy", "link.npy", "link2.npy", "dangling.npy", "made.npy"});
 }
 
 TEST_CASE("npy: dtype conversions are lossless or refused") {

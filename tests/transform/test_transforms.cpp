@@ -1,5 +1,6 @@
 // Tests of transform/dct.hpp, dft.hpp, matrix_transform.hpp, identity_transform.hpp and transformed.hpp:
 // the pinned normalizations against values built here from the definitions, round trips, both paths, errors.
+#include "../io/scratch_dir.hpp"
 #include "tprod_test.hpp"
 
 using namespace tprod;
@@ -96,6 +97,41 @@ TEST_CASE("matrix_transform refuses singular and ill-conditioned Z with the cond
                        shape_error);
   CHECK_THROWS_WITH_AS(transform(random_tensor3<double>(2, 2, 5, 1), ok), doctest::Contains("5 tubes"), shape_error);
   CHECK_THROWS_AS(transform(random_tensor3<double>(2, 2, 5, 1), matrix_transform<double>{}), shape_error);
+}
+
+TEST_CASE("matrix_transform: NaN is refused, the scale of Z does not matter, the default limit keeps the identities") {
+  Eigen::MatrixXd z = Eigen::MatrixXd::Identity(4, 4);
+  z(1, 2) = std::numeric_limits<double>::quiet_NaN();  // was accepted: condition estimate 1, NaN results
+  CHECK_THROWS_WITH_AS(matrix_transform<double>{z}, doctest::Contains("holds NaN or Inf"), numerical_error);
+  z(1, 2) = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_AS(matrix_transform<double>{z}, numerical_error);
+  // Perfectly conditioned at any scale: 1e-300·I is accepted with condition 1; 1e-320·I (subnormal, was
+  // called singular) is refused because its inverse overflows, and the message says so.
+  const matrix_transform<double> tiny(1e-300 * Eigen::MatrixXd::Identity(4, 4));
+  CHECK(tiny.condition() == doctest::Approx(1.0));
+  const std::string msg = tprod::test::message_of<numerical_error>([&] { matrix_transform<double>(1e-320 * Eigen::MatrixXd::Identity(4, 4)); });
+  CHECK(msg.find("condition number estimate 1") != std::string::npos);
+  CHECK(msg.find("overflows") != std::string::npos);
+  CHECK(msg.find("singular") == std::string::npos);
+  // The default limit ε^(−1/4) (8192 in double): cond 1e4 refused unless the caller raises the limit, and at
+  // the limit A *_L I = A holds to √ε.
+  CHECK(matrix_transform<double>::default_max_condition() == doctest::Approx(8192.0));
+  CHECK(matrix_transform<float>::default_max_condition() == doctest::Approx(std::pow(double(epsilon_v<float>), -0.25)));
+  Eigen::MatrixXd d = Eigen::MatrixXd::Identity(8, 8);
+  d(7, 7) = 1e-4;
+  CHECK_THROWS_WITH_AS(matrix_transform<double>{d}, doctest::Contains("exceeds 8192"), numerical_error);
+  CHECK(matrix_transform<double>(d, 1e5).condition() == doctest::Approx(1e4));
+  std::srand(9);
+  const Eigen::MatrixXd q1 = Eigen::MatrixXd::Random(8, 8).householderQr().householderQ();
+  const Eigen::MatrixXd q2 = Eigen::MatrixXd::Random(8, 8).householderQr().householderQ();
+  Eigen::VectorXd s(8);
+  for (Eigen::Index i = 0; i < 8; ++i) s(i) = std::pow(2000.0, -double(i) / 7);  // 2-norm condition 2000
+  const matrix_transform<double> l(q1 * s.asDiagonal() * q2.transpose());
+  CAPTURE(l.condition());
+  REQUIRE(l.condition() <= 8192);
+  const auto a = random_tensor3<double>(5, 5, 8, 3);
+  const auto ai = product(a, identity<double>(5, 8, l), l);
+  CHECK((ai.elements() - a.elements()).norm() <= std::sqrt(epsilon_v<double>) * a.elements().norm());
 }
 
 TEST_CASE("a complex Z promotes real tensors; a unitary Z preserves the norm") {

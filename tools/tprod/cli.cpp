@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <new>
 #include <sstream>
 
@@ -16,6 +17,13 @@ namespace tprod::cli {
 option output_option(const std::string& what, const std::string& meta) { return {"output", 'o', meta, what, true}; }
 option transform_option() {
   return {"transform", 0, "T", "the L-transform: dct (default), dft, identity or matrix:Z.npy", false};
+}
+
+option max_condition_option() {
+  return {"max-condition", 0, "C",
+          "accept a matrix:Z.npy whose condition estimate is up to C (default 8192; the identities then hold to "
+          "about C^2 * 1.1e-16)",
+          false};
 }
 
 namespace {
@@ -149,6 +157,7 @@ double parse_real(const invocation& inv, const std::string& name, double lo, dou
 }
 
 std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";  // JSON has no NaN or Infinity; callers refuse non-finite data first
   char buf[32];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, end);
@@ -201,6 +210,9 @@ void check_transform_spelling(const invocation& inv) {
 
 transform_choice load_transform(const invocation& inv, std::size_t p, const std::string& tubes_from) {
   check_transform_spelling(inv);
+  // Checked whatever the transform, so that a bad value is reported even where it has no effect.
+  const double max_condition =
+      inv.has("max-condition") ? parse_real(inv, "max-condition", 1.0, std::numeric_limits<double>::max(), false) : -1.0;
   transform_choice t;
   t.spec = inv.get("transform").value_or("dct");
   if (t.spec == "dct") return t;
@@ -219,10 +231,11 @@ transform_choice load_transform(const invocation& inv, std::size_t p, const std:
   about(zfile, [&] {
     if (io::is_complex_dtype(z.dtype())) {
       const auto zc = io::convert(z, io::npy_dtype::complex128, zfile);
-      t.complex_z.emplace(Eigen::Map<const Eigen::MatrixXcd>(zc.values<std::complex<double>>().data(), n, n));
+      t.complex_z.emplace(Eigen::Map<const Eigen::MatrixXcd>(zc.values<std::complex<double>>().data(), n, n),
+                          max_condition);
     } else {
       const auto zr = io::convert(z, io::npy_dtype::float64, zfile);
-      t.real_z.emplace(Eigen::Map<const Eigen::MatrixXd>(zr.values<double>().data(), n, n));
+      t.real_z.emplace(Eigen::Map<const Eigen::MatrixXd>(zr.values<double>().data(), n, n), max_condition);
     }
   });
   return t;

@@ -80,14 +80,17 @@ class invocation {
 /// -o META (FILE, or PREFIX for commands writing several files).
 option output_option(const std::string& what, const std::string& meta = "FILE");
 option transform_option();
+/// --max-condition C: the largest condition estimate accepted for a matrix:Z.npy transform (default
+/// matrix_transform's, 8192 = eps^(-1/4)).
+option max_condition_option();
 
 /// Parses a whole positive integer option value, or throws usage_error naming the option.
 std::size_t parse_count(const invocation& inv, const std::string& name);
 /// Parses a finite real option value within [lo, hi] (lo excluded when open_lo), or throws usage_error.
 double parse_real(const invocation& inv, const std::string& name, double lo, double hi, bool open_lo);
 
-// JSON text for the commands that print one object: a number in its shortest round-trip form (10, 2.5), a
-// quoted and escaped string, an array of counts.
+// JSON text for the commands that print one object: a number in its shortest round-trip form (10, 2.5; null
+// for NaN or Inf, which JSON cannot spell), a quoted and escaped string, an array of counts.
 std::string json_number(double v);
 std::string json_string(const std::string& s);
 std::string json_counts(const std::vector<std::size_t>& v);

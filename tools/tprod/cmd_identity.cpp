@@ -15,7 +15,7 @@ command identity_command() {
           {{"size", 0, "M", "rows and columns of each slice", true},
            {"tubes", 0, "P", "number of slices (tube length)", true},
            output_option("where to write I"),
-           transform_option(),
+           transform_option(), max_condition_option(),
            {"dtype", 0, "D", "float32 or float64 (default)", false}},
           [](const invocation& inv, std::ostream&) {
             const std::size_t m = parse_count(inv, "size"), p = parse_count(inv, "tubes");

@@ -11,7 +11,7 @@ command inverse_command() {
           "Writes the L-inverse of A (m, m, p): the tensor whose transform-domain slices are the inverses of\n"
           "A's, so that A *_L A^-1 = I. A singular or numerically singular slice is a data error naming it.",
           {"A.npy"},
-          {output_option("where to write A^-1"), transform_option()},
+          {output_option("where to write A^-1"), transform_option(), max_condition_option()},
           [](const invocation& inv, std::ostream&) {
             check_transform_spelling(inv);
             const std::string& file = inv.input(0);

@@ -20,7 +20,7 @@ command svd_command() {
           "The factors have A's dtype; real under dft for real A. All three files are replaced together.",
           {"A.npy"},
           {output_option("prefix of the output files PREFIX_U.npy, PREFIX_S.npy, PREFIX_V.npy", "PREFIX"),
-           transform_option(),
+           transform_option(), max_condition_option(),
            {"rank", 0, "K", "truncate to tubal rank K", false},
            {"energy", 0, "G", "truncate to the energy fraction G, 0 < G <= 1", false}},
           [](const invocation& inv, std::ostream&) {
@@ -52,7 +52,7 @@ command rank_command() {
           "the r_k and r their maximum (the number of nonzero singular tubes). The default tolerance is\n"
           "max(m, n) * eps * (largest singular value of all slices), eps of A's precision.",
           {"A.npy"},
-          {transform_option(), {"tol", 0, "TOL", "absolute tolerance on the singular values (>= 0)", false}},
+          {transform_option(), max_condition_option(), {"tol", 0, "TOL", "absolute tolerance on the singular values (>= 0)", false}},
           [](const invocation& inv, std::ostream& out) {
             const double tol =
                 inv.has("tol") ? parse_real(inv, "tol", 0.0, std::numeric_limits<double>::max(), false) : -1.0;

@@ -10,7 +10,8 @@ namespace {
 template <class Ahat>
 auto full_spectrum(const Ahat& ahat) {
   using D = typename Ahat::value_type;
-  tensor3<D> out(ahat.m(), ahat.n(), ahat.p());
+  tensor3<D> out(ahat.m(), ahat.n(), ahat.p(), uninitialized);
+  if (out.size() == 0) return out;  // no slices to copy, however many there are
   for (std::size_t k = 0; k < ahat.p(); ++k) {
     if (k < ahat.stored_slices())
       out.slice(k) = ahat.slice(k);
@@ -44,7 +45,7 @@ command transform_command() {
           "real input (take the real part yourself when you know the result is real); otherwise A's dtype\n"
           "(complex under a complex Z).",
           {"A.npy"},
-          {output_option("where to write the result"), transform_option(),
+          {output_option("where to write the result"), transform_option(), max_condition_option(),
            {"inverse", 0, "", "apply L^-1 instead of L", false}},
           [](const invocation& inv, std::ostream&) {
             check_transform_spelling(inv);

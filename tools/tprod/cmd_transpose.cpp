@@ -12,7 +12,7 @@ command transpose_command() {
           "conjugate transposes of A's. Under dct, identity and a real Z this is the slice-wise transpose; under\n"
           "dft it also reverses slices 1..p-1.",
           {"A.npy"},
-          {output_option("where to write A^T"), transform_option()},
+          {output_option("where to write A^T"), transform_option(), max_condition_option()},
           [](const invocation& inv, std::ostream&) {
             check_transform_spelling(inv);
             with_input(inv, inv.input(0), [&](const auto& a, const auto& l, const auto&) {

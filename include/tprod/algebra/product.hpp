@@ -12,6 +12,11 @@ namespace tprod {
 /// @tparam L a transform_policy (dct, dft, matrix_transform, identity_transform).
 /// @throws shape_error unless A's columns equal B's rows and both have p tubes (or L cannot act on p tubes).
 /// The result is real for real A, B under dct, dft, identity and real matrix transforms; complex under a complex Z.
+///
+/// Peak memory, beyond A and B (which are kept): Â, B̂ and Ĉ, C taking Ĉ's place where the inverse runs in place
+/// (all-dynamic extents, a transform that keeps the scalar and all p slices, GEMM or identity path; otherwise C
+/// is a fourth block). A caller who can give A and B up does better with transform(std::move(A), L): then Â
+/// and B̂ reuse A's and B's memory and the peak is A + B + C (what `tprod product` does).
 template <host_tensor3 A, host_tensor3 B, transform_policy L>
   requires std::same_as<value_type_of<A>, value_type_of<B>>
 auto product(const execution& ex, const A& a, const B& b, const L& policy) {

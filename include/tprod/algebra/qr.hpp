@@ -24,11 +24,12 @@ struct qr_result {
 };
 
 /// @brief The L-QR of a tensor given in the transform domain: Â_k = Q̂_k R̂_k for every stored slice.
-/// @throws shape_error for a tensor with an empty dimension.
+/// @throws shape_error for a tensor with an empty dimension; numerical_error for NaN or Inf.
 template <scalar T, transform_policy L, extents3_type E>
 qr_result<T, L> qr(const transformed<T, L, E>& ahat, factor_mode mode = factor_mode::economy) {
   const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p();
   detail::check_nonempty("qr", m, n, p);
+  detail::check_finite("qr", ahat);
   const std::size_t r = mode == factor_mode::full ? m : std::min(m, n);
   transformed<T, L> q_hat(dextents3(m, r, p), ahat.transform());
   transformed<T, L> r_hat(dextents3(r, n, p), ahat.transform());

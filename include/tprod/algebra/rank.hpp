@@ -22,17 +22,32 @@ struct rank_info {
   double tolerance = 0;                  ///< singular values above this counted
 };
 
-/// @brief The default tolerance max(m, n)·ε·σ_max, σ_max the largest singular value of all slices
+/// @brief The default tolerance κ·max(m, n)·ε·σ_max, σ_max the largest singular value of all slices
 /// (numpy.linalg.matrix_rank's rule, applied to the whole transform domain); ε is that of R unless given
-/// (data measured in single precision but computed in double keeps single precision's ε).
+/// (data measured in single precision but computed in double keeps single precision's ε). κ is how much the
+/// transform amplifies rounding (transform_condition: 1 for orthogonal and unitary-scaled transforms, Z's
+/// condition estimate for a matrix_transform): a product of rank-r tensors under a Z of condition 450 leaves
+/// singular values of about κ·ε·σ_max where the exact ones are zero.
 template <class R>
 double default_rank_tolerance(const Eigen::Matrix<R, Eigen::Dynamic, Eigen::Dynamic>& sigma, std::size_t m,
-                              std::size_t n, double epsilon = std::numeric_limits<R>::epsilon()) {
-  return double(std::max(m, n)) * epsilon * double(sigma.maxCoeff());
+                              std::size_t n, double epsilon = std::numeric_limits<R>::epsilon(),
+                              double condition = 1.0) {
+  return condition * double(std::max(m, n)) * epsilon * double(sigma.maxCoeff());
+}
+
+/// @brief How much the transform L amplifies relative rounding errors: its condition estimate for a
+/// matrix_transform, 1 for the DCT, the DFT (a multiple of a unitary matrix) and the identity.
+template <transform_policy L>
+double transform_condition(const L& l) {
+  if constexpr (requires { l.condition(); })
+    return l.condition();
+  else
+    return 1.0;
 }
 
 /// @brief Multi-rank, average rank and tubal rank of a tensor given in the transform domain.
-/// @param tol count singular values σ > tol; negative (default): default_rank_tolerance with ε = epsilon.
+/// @param tol count singular values σ > tol; negative (default): default_rank_tolerance with ε = epsilon and
+/// κ = transform_condition(L).
 /// @param epsilon the ε of the default tolerance: that of T's precision unless given.
 /// @throws shape_error for a tensor with an empty dimension.
 template <scalar T, transform_policy L, extents3_type E>
@@ -40,7 +55,8 @@ rank_info ranks(const transformed<T, L, E>& ahat, double tol = -1,
                 double epsilon = std::numeric_limits<real_t<T>>::epsilon()) {
   const auto sigma = detail::slice_singular_values(ahat);
   rank_info info;
-  info.tolerance = tol < 0 ? default_rank_tolerance(sigma, ahat.m(), ahat.n(), epsilon) : tol;
+  info.tolerance =
+      tol < 0 ? default_rank_tolerance(sigma, ahat.m(), ahat.n(), epsilon, transform_condition(ahat.transform())) : tol;
   std::vector<std::size_t> stored(ahat.stored_slices());
   for (std::size_t k = 0; k < stored.size(); ++k)
     stored[k] = std::size_t((sigma.col(Eigen::Index(k)).array().template cast<double>() > info.tolerance).count());

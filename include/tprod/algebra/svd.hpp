@@ -16,7 +16,6 @@
 #include <Eigen/SVD>
 #include <algorithm>
 #include <numeric>
-#include <stdexcept>
 #include <vector>
 
 #include "tprod/algebra/detail/slice_factorization.hpp"
@@ -61,12 +60,14 @@ template <scalar T, transform_policy L, extents3_type E>
 auto slice_svds(const transformed<T, L, E>& ahat, factor_mode mode) {
   using D = typename L::template domain_scalar<T>;
   check_nonempty("svd", ahat.m(), ahat.n(), ahat.p());
+  check_finite("svd", ahat);
   const unsigned options = mode == factor_mode::full ? (Eigen::ComputeFullU | Eigen::ComputeFullV)
                                                      : (Eigen::ComputeThinU | Eigen::ComputeThinV);
   std::vector<slice_svd<D>> out(ahat.stored_slices());
   for_each_stored_slice(ahat, [&](std::size_t k) {
     visit_slice(ahat, k, [&](const auto& x) {
       const Eigen::BDCSVD<matrix_of<decltype(x)>> svd(x, options);
+      check_converged("svd", svd, k);
       out[k].u = svd.matrixU().template cast<D>();
       out[k].v = svd.matrixV().template cast<D>();
       out[k].sigma = svd.singularValues();
@@ -150,7 +151,8 @@ std::vector<std::size_t> energy_ranks(const std::vector<Eigen::Matrix<R, Eigen::
 
 /// @brief The L-SVD of a tensor given in the transform domain: Â_k = Û_k Ŝ_k V̂_kᴴ for every stored slice.
 /// @param mode economy (default; r = min(m, n) singular tubes) or full.
-/// @throws shape_error for a tensor with an empty dimension.
+/// @throws shape_error for a tensor with an empty dimension; numerical_error for NaN or Inf (or an SVD that did
+/// not converge).
 template <scalar T, transform_policy L, extents3_type E>
 svd_result<T, L> svd(const transformed<T, L, E>& ahat, factor_mode mode = factor_mode::economy) {
   const auto f = detail::slice_svds(ahat, mode);
@@ -188,12 +190,11 @@ auto truncated_svd(const A& a, const L& policy, std::size_t k) {
 /// standing for a conjugate pair counts twice). U and V keep max(1, max_k r_k) columns; slice k of Ŝ keeps
 /// its r_k largest singular values and zeros the rest. `kept` is the multi-rank.
 /// @param gamma in [0, 1]; γ = 1 keeps every nonzero singular value, γ = 0 none.
-/// @throws std::invalid_argument for γ outside [0, 1]; shape_error for an empty tensor.
+/// @throws shape_error for γ outside [0, 1] or an empty tensor; numerical_error for NaN or Inf.
 template <scalar T, transform_policy L, extents3_type E>
 svd_result<T, L> energy_truncated_svd(const transformed<T, L, E>& ahat, double gamma) {
-  if (!(gamma >= 0.0 && gamma <= 1.0))
-    throw std::invalid_argument("energy_truncated_svd: the energy fraction must lie in [0, 1], got " +
-                                std::to_string(gamma));
+  TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
+                "energy_truncated_svd: the energy fraction must lie in [0, 1], got " + std::to_string(gamma));
   const auto f = detail::slice_svds(ahat, factor_mode::economy);
   std::vector<Eigen::Matrix<real_t<T>, Eigen::Dynamic, 1>> sigma;
   std::vector<double> weight;

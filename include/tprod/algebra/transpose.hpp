@@ -11,8 +11,10 @@
 namespace tprod {
 
 namespace detail {
+/// Work follows the data: an empty tensor (whose p may be up to 2^63 − 1) has nothing to transpose.
 template <class T>
 void adjoint_slices_into(tensor3_view<const T> a, tensor3_view<T> at) {
+  if (a.size() == 0) return;
   for (std::size_t k = 0; k < a.p(); ++k) at.slice(k) = a.slice(k).adjoint();
 }
 }  // namespace detail
@@ -27,6 +29,8 @@ auto transpose(const transformed<T, L, E>& ahat) {
 }
 
 /// @brief The L-transpose of an original-domain tensor: n×m×p from m×n×p.
+/// Peak memory beyond A: Aᵀ only under a real Z (dct, identity, real matrix_transform); otherwise Â, Âᵀ and
+/// Aᵀ (three blocks of A's size; the DFT's half spectrum about half that each).
 template <host_tensor3 A, transform_policy L>
 auto transpose(const A& a, const L& policy) {
   using T0 = value_type_of<A>;

@@ -7,6 +7,7 @@
 /// and all dynamic (`dextents3`), but any combination works.
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -18,6 +19,23 @@ namespace tprod {
 /// @brief "m×n×p" as text, for messages.
 inline std::string shape_string(std::size_t m, std::size_t n, std::size_t p) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(p);
+}
+
+/// @brief The largest extent, and the largest element count of a tensor or of any part of it: what a signed
+/// index (Eigen::Index, std::ptrdiff_t) can hold.
+inline constexpr std::size_t max_index = std::size_t(std::numeric_limits<std::ptrdiff_t>::max());
+
+/// @brief Empty when an m×n×p tensor can be addressed, else why not: every extent, every product of two
+/// extents (a slice, an unfolding) and the element count must fit max_index, whatever the other extents
+/// (so an empty tensor cannot carry an extent no index can reach either).
+inline std::string shape_limit_problem(std::size_t m, std::size_t n, std::size_t p) {
+  const auto fits = [](std::size_t a, std::size_t b) { return a == 0 || b <= max_index / a; };
+  if (m > max_index || n > max_index || p > max_index)
+    return "an extent exceeds the largest index " + std::to_string(max_index);
+  if (!fits(m, n) || !fits(n, p) || !fits(m, p) || (m * n != 0 && !fits(m * n, p)))
+    return "its element count (or that of a slice or an unfolding) exceeds the largest index " +
+           std::to_string(max_index);
+  return {};
 }
 
 template <std::size_t M, std::size_t N, std::size_t P>
@@ -35,8 +53,13 @@ class extents3 {
   constexpr extents3() = default;
 
   /// @brief From all three extents; a fixed extent must match its compile-time value.
-  /// @throws shape_error when a given extent contradicts a fixed one.
+  /// @throws shape_error when a given extent contradicts a fixed one, or when the shape cannot be addressed
+  /// (shape_limit_problem: an extent, a product of two, or the element count beyond max_index).
   constexpr extents3(std::size_t m, std::size_t n, std::size_t p) {
+    if (m > max_index || n > max_index || p > max_index || (m != 0 && n > max_index / m) ||
+        (n != 0 && p > max_index / n) || (m != 0 && p > max_index / m) || (m * n != 0 && p > max_index / (m * n)))
+      throw shape_error("extents3: shape " + shape_string(m, n, p) + " is too large: " +
+                        shape_limit_problem(m, n, p));
     const std::array<std::size_t, 3> given{m, n, p};
     std::size_t d = 0;
     for (std::size_t r = 0; r < 3; ++r) {
@@ -70,6 +93,7 @@ class extents3 {
   constexpr std::size_t m() const { return extent(0); }  ///< rows
   constexpr std::size_t n() const { return extent(1); }  ///< columns
   constexpr std::size_t p() const { return extent(2); }  ///< tube length (number of frontal slices)
+  /// @brief m·n·p; cannot overflow (the constructor refuses shapes beyond max_index).
   constexpr std::size_t size() const { return m() * n() * p(); }
 
   std::string to_string() const { return shape_string(m(), n(), p()); }

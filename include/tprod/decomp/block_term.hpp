@@ -210,12 +210,14 @@ block_term_result<T> btd_run(const ndtensor<T>& x, std::size_t terms, const std:
 ///        their least-squares fit. Stops after max_sweeps or when the fit rises by less than
 ///        fit_tolerance in a sweep. Like every ALS it converges to a local optimum, which may depend on the start:
 ///        `restarts` runs several and keeps the best.
-/// @throws shape_error when terms is 0, ranks has not one entry per mode, or a rank is outside 1…I_n.
+/// @throws shape_error when terms is 0, ranks has not one entry per mode, or a rank is outside 1…I_n;
+/// numerical_error on NaN or Inf in X.
 template <real_scalar T>
 block_term_result<T> block_term_als(const ndtensor<T>& x, std::size_t terms, const std::vector<std::size_t>& ranks,
                                     const block_term_options& options = {}) {
   const nd_shape shape = shape_of(x);
   detail::expect_nonempty(shape, "block_term_als");
+  detail::expect_finite(x, "block_term_als");
   TPROD_EXPECTS(terms >= 1, "block_term_als: at least one term is needed");
   TPROD_EXPECTS(ranks.size() == shape.size(), "block_term_als: " + std::to_string(ranks.size()) +
                                                   " ranks given for a tensor of shape " + detail::shape_text(shape));

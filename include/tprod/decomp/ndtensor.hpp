@@ -110,6 +110,21 @@ double frobenius(const ndtensor<T>& x) {
   return std::sqrt(elements(x).template cast<double>().squaredNorm());
 }
 
+/// Throws numerical_error naming `where` unless every element of x is finite: NaN or Inf cannot mean anything
+/// to a decomposition, and would come back as NaN factors and errors.
+template <real_scalar T>
+void expect_finite(const ndtensor<T>& x, const char* where) {
+  if (!elements(x).allFinite())
+    throw numerical_error(std::string(where) + ": the tensor holds NaN or Inf; decompositions need finite data");
+}
+
+/// Throws numerical_error naming `where` unless an Eigen factorization reports success.
+template <class Factorization>
+void expect_success(const Factorization& f, const char* where) {
+  if (f.info() != Eigen::Success)
+    throw numerical_error(std::string(where) + ": the SVD did not converge (non-finite or extreme values)");
+}
+
 /// ‖x − y‖_F/‖norm_x‖ accumulated in double; 0 when both are zero.
 template <real_scalar T>
 double relative_difference(const ndtensor<T>& x, const ndtensor<T>& y, double norm_x) {

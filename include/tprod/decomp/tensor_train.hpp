@@ -102,6 +102,7 @@ template <real_scalar T, class Derived>
 dense_matrix<T> split_off_core(const Eigen::MatrixBase<Derived>& carry, std::size_t r0, std::size_t i, double delta2,
                                std::size_t max_rank, ndtensor<T>& core) {
   const Eigen::BDCSVD<dense_matrix<T>> svd(carry, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  expect_success(svd, "TT-SVD");
   const auto& sigma = svd.singularValues();
   std::vector<double> energies(std::size_t(sigma.size()));
   for (std::size_t k = 0; k < energies.size(); ++k) energies[k] = std::pow(double(sigma(Eigen::Index(k))), 2);
@@ -130,11 +131,12 @@ void orthogonalize_right(std::vector<ndtensor<T>>& cores) {
 
 /// @brief TT-SVD (Oseledets 2011, Alg. 1): successive truncated SVDs of the unfoldings, left to right.
 ///        With a tolerance ε, each truncation discards at most δ = ε‖A‖_F/√(N−1), so ‖A − TT(A)‖_F ≤ ε‖A‖_F.
-/// @throws shape_error on an empty tensor or a tolerance outside [0, 1).
+/// @throws shape_error on an empty tensor or a tolerance outside [0, 1); numerical_error on NaN or Inf.
 template <real_scalar T>
 tensor_train<T> tt_svd(const ndtensor<T>& a, const tt_options& options = {}) {
   const nd_shape shape = shape_of(a);
   detail::expect_nonempty(shape, "tt_svd");
+  detail::expect_finite(a, "tt_svd");
   detail::expect_tolerance(options.tolerance, "tt_svd");
   TPROD_EXPECTS(options.max_rank >= 1, "tt_svd: max_rank must be at least 1");
   const std::size_t order = shape.size();
@@ -160,6 +162,7 @@ tensor_train<T> tt_svd(const ndtensor<T>& a, const tt_options& options = {}) {
 template <real_scalar T>
 tensor_train<T> tt_round(const tensor_train<T>& a, const tt_options& options = {}) {
   a.validate("tt_round");
+  for (const auto& core : a.cores) detail::expect_finite(core, "tt_round");
   detail::expect_tolerance(options.tolerance, "tt_round");
   TPROD_EXPECTS(options.max_rank >= 1, "tt_round: max_rank must be at least 1");
   tensor_train<T> tt = a;

@@ -141,9 +141,11 @@ void finish_tucker(tucker_result<T>& r, const ndtensor<T>& x, double norm_x) {
 
 /// @brief Truncated higher-order SVD (De Lathauwer et al. 2000): U_n = leading left singular vectors of X_(n),
 ///        G = X ×_n U_nᵀ. Error bound ‖X − X̂‖²_F ≤ Σ_n (energy discarded in mode n).
-/// @throws shape_error on bad ranks, modes or tolerance (the message names the shape).
+/// @throws shape_error on bad ranks, modes or tolerance (the message names the shape); numerical_error on NaN
+/// or Inf in X.
 template <real_scalar T>
 tucker_result<T> hosvd(const ndtensor<T>& x, const tucker_options& options = {}) {
+  detail::expect_finite(x, "hosvd");
   const double norm_x = detail::frobenius(x);
   const detail::tucker_plan plan = detail::plan_tucker(shape_of(x), options, norm_x * norm_x, "hosvd");
   tucker_result<T> r;
@@ -157,9 +159,10 @@ tucker_result<T> hosvd(const ndtensor<T>& x, const tucker_options& options = {})
 /// @brief Sequentially truncated HOSVD (Vannieuwenhoven et al. 2012): mode by mode (in the order of
 ///        `options.modes`), U_n from the partially projected tensor, which is projected at once. Cheaper than
 ///        HOSVD, and ‖X − X̂‖²_F equals the sum of the energies discarded at each step.
-/// @throws shape_error on bad ranks, modes or tolerance.
+/// @throws shape_error on bad ranks, modes or tolerance; numerical_error on NaN or Inf.
 template <real_scalar T>
 tucker_result<T> st_hosvd(const ndtensor<T>& x, const tucker_options& options = {}) {
+  detail::expect_finite(x, "st_hosvd");
   const double norm_x = detail::frobenius(x);
   const detail::tucker_plan plan = detail::plan_tucker(shape_of(x), options, norm_x * norm_x, "st_hosvd");
   tucker_result<T> r;
@@ -177,9 +180,10 @@ tucker_result<T> st_hosvd(const ndtensor<T>& x, const tucker_options& options = 
 ///        options: each sweep sets U_n to the leading left singular vectors of (X ×_{m≠n} U_mᵀ)_(n). The fit
 ///        1 − ‖X − X̂‖_F/‖X‖_F never decreases; iteration stops after `max_sweeps` or when a sweep raises it
 ///        by less than `fit_tolerance`. With a tolerance, the ranks are those HOSVD picks, so the bound holds.
-/// @throws shape_error on bad ranks, modes or tolerance.
+/// @throws shape_error on bad ranks, modes or tolerance; numerical_error on NaN or Inf.
 template <real_scalar T>
 tucker_result<T> hooi(const ndtensor<T>& x, const tucker_options& options = {}) {
+  detail::expect_finite(x, "hooi");
   tucker_result<T> r = hosvd(x, options);
   const double norm_x = detail::frobenius(x), norm2 = norm_x * norm_x;
   detail::tucker_plan plan = detail::plan_tucker(shape_of(x), options, norm2, "hooi");

@@ -397,12 +397,16 @@ class npy_reader {
   /// @throws io_error naming the file when it cannot be opened, is not a regular file, or is malformed.
   explicit npy_reader(const std::filesystem::path& file) : path_(file) {
     src_.name = file.string();
-    src_.fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; anything but a regular
+    // file is refused below, before a byte is read, and a regular file ignores the flag (cleared anyway).
+    src_.fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (src_.fd < 0) detail::npy_fail(src_.name, "cannot open for reading: " + detail::errno_text(errno));
     try {
       struct stat st {};
       if (::fstat(src_.fd, &st) != 0) detail::npy_fail(src_.name, "cannot stat: " + detail::errno_text(errno));
-      if (!S_ISREG(st.st_mode)) detail::npy_fail(src_.name, "not a regular file");
+      if (!S_ISREG(st.st_mode))
+        detail::npy_fail(src_.name, std::string("not a regular file (") + detail::file_kind(st.st_mode) + ")");
+      if (const int flags = ::fcntl(src_.fd, F_GETFL); flags >= 0) ::fcntl(src_.fd, F_SETFL, flags & ~O_NONBLOCK);
       src_.size = std::size_t(st.st_size);
       header_ = detail::read_npy_header(src_, src_.name);
     } catch (...) {

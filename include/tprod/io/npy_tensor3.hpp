@@ -15,10 +15,14 @@ namespace tprod::io {
 
 namespace detail {
 /// @brief The (m, n, p) of a 2- or 3-dimensional shape. @throws io_error starting with `name` otherwise.
+/// Also refuses shapes no index can address (extents3's limits), whatever the other extents.
 inline dextents3 tensor3_extents(const std::vector<std::size_t>& shape, std::string_view name) {
-  if (shape.size() == 3) return {shape[0], shape[1], shape[2]};
-  if (shape.size() == 2) return {shape[0], shape[1], 1};
-  npy_fail(name, "expected an array of shape (m, n, p) or (m, n), got shape " + shape_string(shape));
+  if (shape.size() != 2 && shape.size() != 3)
+    npy_fail(name, "expected an array of shape (m, n, p) or (m, n), got shape " + shape_string(shape));
+  const std::size_t p = shape.size() == 3 ? shape[2] : 1;
+  if (const std::string why = shape_limit_problem(shape[0], shape[1], p); !why.empty())
+    npy_fail(name, "shape " + shape_string(shape) + " is too large: " + why);
+  return {shape[0], shape[1], p};
 }
 }  // namespace detail
 
@@ -41,7 +45,7 @@ tensor3<T> read_tensor3(const std::filesystem::path& file) {
   npy_reader reader(file);
   const dextents3 e = detail::tensor3_extents(reader.header().shape, file.string());
   if (reader.header().dtype != dtype_of<T>) return to_tensor3<T>(reader.read(), file.string());
-  tensor3<T> t(e);
+  tensor3<T> t(e, uninitialized);  // every element is read
   reader.read_into(t.data());
   return t;
 }

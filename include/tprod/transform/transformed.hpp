@@ -35,6 +35,13 @@ class transformed {
   /// @brief A transform-domain tensor whose stored slices are left uninitialized (to be overwritten).
   transformed(const Extents& extents, L policy, uninitialized_t)
       : extents_(extents), policy_(std::move(policy)), data_(extents.m(), extents.n(), checked_slices(), uninitialized) {}
+  /// @brief Adopts `data` as the stored slices (no copy): it must be m×n×stored_slices for `extents`.
+  /// @throws shape_error otherwise.
+  transformed(const Extents& extents, L policy, data_type&& data)
+      : extents_(extents), policy_(std::move(policy)), data_(std::move(data)) {
+    TPROD_EXPECTS(data_.m() == extents_.m() && data_.n() == extents_.n() && data_.p() == checked_slices(),
+                  "transformed: stored slices of shape " + data_.shape() + " do not fit the tensor " + shape());
+  }
 
   const Extents& extents() const { return extents_; }
   std::size_t m() const { return extents_.m(); }
@@ -54,6 +61,8 @@ class transformed {
   /// @brief The stored transform-domain slices as an m×n×stored_slices tensor.
   data_type& data() { return data_; }
   const data_type& data() const { return data_; }
+  /// @brief Moves the stored slices out (the tensor is left empty).
+  data_type release() && { return std::move(data_); }
 
   transformed& operator+=(const transformed& b) { check_same(b, "+="); data_ += b.data_; return *this; }
   transformed& operator-=(const transformed& b) { check_same(b, "-="); data_ -= b.data_; return *this; }
@@ -116,7 +125,8 @@ void transform_into(const A& a, transformed<T, L, E>& out) {
   transform_into(default_execution(), a, out);
 }
 
-/// @brief Â = L(A) = A ×₃ Z as a new transform-domain tensor, run as `ex` says. Real A is promoted to complex
+/// @brief Â = L(A) = A ×₃ Z as a new transform-domain tensor, run as `ex` says. Peak memory beyond A: Â (and
+/// a promoted copy of A under a complex Z for real A). Real A is promoted to complex
 /// first when L's Z is complex.
 /// @throws shape_error when L cannot act on A's tubes (a matrix_transform of another size).
 template <host_tensor3 A, transform_policy L>
@@ -130,6 +140,42 @@ auto transform(const execution& ex, const A& a, const L& policy) {
 template <host_tensor3 A, transform_policy L>
 auto transform(const A& a, const L& policy) {
   return transform(default_execution(), a, policy);
+}
+
+namespace detail {
+/// Whether L's transform of T-tensors with p tubes can run in place: the domain keeps T and all p slices, and
+/// the path is the GEMM (blockwise, through a small buffer) or the identity. FFTW runs out of place.
+template <scalar T, transform_policy L>
+bool transforms_in_place(const L& policy, std::size_t p, const execution& ex) {
+  if constexpr (!std::same_as<typename L::template domain_scalar<T>, T> ||
+                !std::same_as<typename L::template original_scalar<T>, T>) {
+    return false;
+  } else {
+    return policy.template stored_slices<T>(p) == p && !backend::cpu::use_fftw(L::algorithm, ex.path, p);
+  }
+}
+}  // namespace detail
+
+/// @brief Â = L(A) for a tensor the caller gives up: transformed in place where transforms_in_place allows
+/// (real tensors under the DCT, the identity and real Z on the GEMM path; complex ones under any L but FFTW),
+/// so the peak memory is A's (plus blocks of 2¹⁶ elements per thread); otherwise as transform(ex, a, policy).
+template <scalar T, extents3_type E, transform_policy L>
+auto transform(const execution& ex, tensor3<T, E>&& a, const L& policy) {
+  using Out = transformed<typename L::template original_scalar<T>, L, E>;
+  if constexpr (std::same_as<typename L::template original_scalar<T>, T> &&
+                std::same_as<typename L::template domain_scalar<T>, T>) {
+    policy.check_size(a.p());
+    if (detail::transforms_in_place<T>(policy, a.p(), ex)) {
+      const E extents = a.extents();
+      backend::cpu::forward<T>(policy, tensor3_view<const T>(a.view()), a.view(), ex);
+      return Out(extents, policy, tensor3<T>(std::move(a)));
+    }
+  }
+  return transform(ex, static_cast<const tensor3<T, E>&>(a), policy);
+}
+template <scalar T, extents3_type E, transform_policy L>
+auto transform(tensor3<T, E>&& a, const L& policy) {
+  return transform(default_execution(), std::move(a), policy);
 }
 
 /// @brief Writes A = L⁻¹(Â) into an existing tensor of the original shape (no allocation).
@@ -159,6 +205,25 @@ tensor3<T, E> inverse_transform(const execution& ex, const transformed<T, L, E>&
 template <scalar T, transform_policy L, extents3_type E>
 tensor3<T, E> inverse_transform(const transformed<T, L, E>& ahat) {
   return inverse_transform(default_execution(), ahat);
+}
+
+/// @brief A = L⁻¹(Â) for a transform-domain tensor the caller gives up: in place where transforms_in_place
+/// allows (peak memory Â's), otherwise as inverse_transform(ex, ahat).
+template <scalar T, transform_policy L>
+tensor3<T> inverse_transform(const execution& ex, transformed<T, L, dextents3>&& ahat) {
+  if (detail::transforms_in_place<T>(ahat.transform(), ahat.p(), ex)) {
+    const L policy = ahat.transform();
+    if constexpr (std::same_as<typename L::template domain_scalar<T>, T>) {
+      tensor3<T> a = std::move(ahat).release();
+      backend::cpu::inverse<T>(policy, tensor3_view<const T>(a.view()), a.view(), ex);
+      return a;
+    }
+  }
+  return inverse_transform(ex, static_cast<const transformed<T, L, dextents3>&>(ahat));
+}
+template <scalar T, transform_policy L>
+tensor3<T> inverse_transform(transformed<T, L, dextents3>&& ahat) {
+  return inverse_transform(default_execution(), std::move(ahat));
 }
 
 }  // namespace tprod

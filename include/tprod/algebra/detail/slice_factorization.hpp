@@ -4,6 +4,7 @@
 /// transform-domain slices with the right scalar, and mapping per-stored-slice counts to all p slices.
 #include <Eigen/Core>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "tprod/backend/cpu/facewise.hpp"
@@ -57,6 +58,23 @@ std::vector<V> to_all_slices(const std::vector<V>& stored, std::size_t p) {
   std::vector<V> all(p);
   for (std::size_t j = 0; j < p; ++j) all[j] = stored[std::min(j, p - j)];
   return all;
+}
+
+/// @brief Throws numerical_error unless every stored transform-domain element is finite: a factorization of
+/// NaN or Inf means nothing (Eigen's SVD then fails and leaves its outputs uninitialized).
+template <scalar T, transform_policy L, extents3_type E>
+void check_finite(const char* what, const transformed<T, L, E>& ahat) {
+  if (!ahat.data().elements().allFinite())
+    throw numerical_error(std::string(what) + ": the " + ahat.shape() + " tensor holds NaN or Inf (in the " +
+                          std::string(L::name()) + " transform domain); a factorization needs finite data");
+}
+
+/// @brief Throws numerical_error naming slice k unless an Eigen factorization reports success.
+template <class Factorization>
+void check_converged(const char* what, const Factorization& f, std::size_t k) {
+  if (f.info() != Eigen::Success)
+    throw numerical_error(std::string(what) + ": the factorization of transform-domain slice " + std::to_string(k) +
+                          " did not converge");
 }
 
 /// @brief Throws shape_error for a tensor with an empty dimension (the factorizations need m, n, p ≥ 1).

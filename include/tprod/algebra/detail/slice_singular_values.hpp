@@ -9,14 +9,18 @@
 namespace tprod::detail {
 
 /// @brief σ(i, k): the i-th largest singular value of stored slice k of Â, a min(m, n) × stored_slices matrix.
+/// @throws shape_error for an empty dimension; numerical_error for NaN or Inf, or an SVD that did not converge.
 template <scalar T, transform_policy L, extents3_type E>
 Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> slice_singular_values(const transformed<T, L, E>& ahat) {
   check_nonempty("singular values", ahat.m(), ahat.n(), ahat.p());
+  check_finite("singular values", ahat);
   Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma(Eigen::Index(std::min(ahat.m(), ahat.n())),
                                                                    Eigen::Index(ahat.stored_slices()));
   for_each_stored_slice(ahat, [&](std::size_t k) {
     visit_slice(ahat, k, [&](const auto& x) {
-      sigma.col(Eigen::Index(k)) = Eigen::BDCSVD<matrix_of<decltype(x)>>(x).singularValues();
+      const Eigen::BDCSVD<matrix_of<decltype(x)>> svd(x);
+      check_converged("singular values", svd, k);
+      sigma.col(Eigen::Index(k)) = svd.singularValues();
     });
   });
   return sigma;

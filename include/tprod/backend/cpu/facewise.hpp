@@ -41,6 +41,11 @@ inline std::size_t gemm_panels(std::size_t m, std::size_t l, std::size_t n, std:
 template <class T>
 void facewise(tensor3_view<const T> a, tensor3_view<const T> b, tensor3_view<T> c, std::size_t threads) {
   const std::size_t m = a.m(), l = a.n(), n = b.n(), p = a.p();
+  if (c.size() == 0) return;  // work follows the data: an empty C may still have p up to 2^63 − 1
+  if (l == 0) {  // empty sums: C = 0 (Eigen's inner product of empty vectors reads past them)
+    std::fill(c.data(), c.data() + c.size(), T(0));
+    return;
+  }
   if (m * l * n * p < parallel_min_macs) threads = 1;
   const std::size_t panels = gemm_panels(m, l, n, p, threads);
   const std::size_t width = (n + panels - 1) / std::max<std::size_t>(1, panels);

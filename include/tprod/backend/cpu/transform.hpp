@@ -101,7 +101,8 @@ inline constexpr std::size_t dct_split_min_tubes = 8;
 /// Φ(j, p−1−k) = (−1)ʲ·Φ(j, k) (p even, h = p/2):
 ///   forward  Y(:, 2i) = Σ_{t<h} (X(:, t) + X(:, p−1−t))·Φ(2i, t),  Y(:, 2i+1) = Σ_{t<h} (X(:, t) − X(:, p−1−t))·Φ(2i+1, t);
 ///   inverse  E = Σ_i Y(:, 2i)·Φ(2i, t),  O = Σ_i Y(:, 2i+1)·Φ(2i+1, t),  X(:, t) = E + O,  X(:, p−1−t) = E − O.
-/// Half the multiply-adds of the p×p GEMM, for one butterfly pass over each block of rows (in cache).
+/// Half the multiply-adds of the p×p GEMM, for one butterfly pass over each block of rows (in cache). In place
+/// (in == out) is allowed: each block is read whole into u and v before any of it is written.
 /// `phi_t` is Φᵀ; R is the real type (complex tensors are real ones with twice the rows, Φ being real).
 template <class R>
 void dct_even_odd(const R* in, R* out, std::size_t rows, std::size_t p, const dense_matrix<R>& phi_t, bool forward,
@@ -151,6 +152,7 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
   const std::size_t p = forward ? in.p() : out.p();
   const std::size_t threads = threads_for(std::max(in.size(), out.size()), ex);
   if constexpr (L::algorithm == tube_algorithm::identity) {
+    if (static_cast<const void*>(in.data()) == static_cast<const void*>(out.data())) return;  // in place
     parallel_ranges(in.size(), threads, parallel_min_elements,
                     [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
     return;
@@ -177,7 +179,8 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
 }  // namespace detail
 
 /// @brief out = in ×₃ Z (the forward L-transform), in original scalar T, out L's domain scalar; `out` has
-/// L.stored_slices<T>(p) slices.
+/// L.stored_slices<T>(p) slices. `in` and `out` may be the same memory on the GEMM and identity paths
+/// (transforms_in_place in transformed.hpp), never on FFTW's.
 template <scalar T, transform_policy L>
 void forward(const L& l, tensor3_view<const T> in, tensor3_view<typename L::template domain_scalar<T>> out,
              const execution& ex) {

@@ -49,6 +49,10 @@ auto rows_map(S* data, Eigen::Index r, Eigen::Index n, Eigen::Index cols, Eigen:
 ///
 /// When OUT is real and IN or Mt complex, OUT receives the real part of the product (used by the inverse DFT of
 /// conjugate-symmetric half spectra, whose weights make the imaginary part vanish).
+///
+/// IN and OUT may be the same memory when they have the same scalar and p = q (an in-place transform): each
+/// block of rows is then copied to a buffer of at most tube_gemm_block_elements first, so the extra memory is
+/// that buffer per thread, not a second tensor.
 template <class TIn, class S, class TOut>
 void apply_along_tubes(tensor3_view<const TIn> in, const dense_matrix<S>& Mt, tensor3_view<TOut> out,
                        std::size_t threads) {
@@ -64,16 +68,29 @@ void apply_along_tubes(tensor3_view<const TIn> in, const dense_matrix<S>& Mt, te
     re = Mt.real();
     im = Mt.imag();
   }
+  const bool in_place = static_cast<const void*>(in.data()) == static_cast<const void*>(out.data());
+  if (rows == 0) return;
   parallel_ranges(std::size_t(rows), threads, block, [&](std::size_t begin, std::size_t end) {
+    [[maybe_unused]] dense_matrix<std::conditional_t<as_real, R, TIn>> buffer;  // the block, when in place
     for (std::size_t r0 = begin; r0 < end; r0 += block) {
       const auto r = Eigen::Index(r0), n = Eigen::Index(std::min(block, end - r0));
       if constexpr (std::is_same_v<TIn, TOut> && std::is_same_v<S, TIn>) {
-        detail::rows_map(out.data(), r, n, q, rows).noalias() = detail::rows_map(in.data(), r, n, p, rows) * Mt;
+        if (in_place) {
+          buffer = detail::rows_map(in.data(), r, n, p, rows);
+          detail::rows_map(out.data(), r, n, q, rows).noalias() = buffer * Mt;
+        } else {
+          detail::rows_map(out.data(), r, n, q, rows).noalias() = detail::rows_map(in.data(), r, n, p, rows) * Mt;
+        }
       } else if constexpr (as_real) {
         const auto* src = reinterpret_cast<const R*>(in.data());
         auto* dst = reinterpret_cast<R*>(out.data());
-        detail::rows_map(dst, r, n, q, rows).noalias() = detail::rows_map(src, r, n, p, rows) * Mt;
-      } else if constexpr (!is_complex_v<TIn> && is_complex_v<S> && is_complex_v<TOut>) {
+        if (in_place) {
+          buffer = detail::rows_map(src, r, n, p, rows);
+          detail::rows_map(dst, r, n, q, rows).noalias() = buffer * Mt;
+        } else {
+          detail::rows_map(dst, r, n, q, rows).noalias() = detail::rows_map(src, r, n, p, rows) * Mt;
+        }
+      } else if constexpr (!is_complex_v<TIn> && is_complex_v<S> && is_complex_v<TOut>) {  // never in place
         // Real input, complex matrix: real and imaginary parts of the output are two real GEMMs.
         const auto x = detail::rows_map(in.data(), r, n, p, rows);
         tprod::detail::part_map<R>(out.data() + r, n, q, rows, 0).noalias() = x * re;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <utility>
 #include <vector>
@@ -88,7 +89,9 @@ template <class T>
 class buffer {
  public:
   buffer() = default;
-  explicit buffer(std::size_t n) : size_(n), data_(static_cast<T*>(block_cache::allocate(n * sizeof(T), capacity_))) {}
+  /// @throws std::bad_array_new_length when n·sizeof(T) (rounded up to the alignment) overflows, std::bad_alloc
+  /// when the memory cannot be had.
+  explicit buffer(std::size_t n) : size_(n), data_(static_cast<T*>(block_cache::allocate(bytes_for(n), capacity_))) {}
   buffer(const buffer& other) : buffer(other.size_) {
     if (size_) std::memcpy(data_, other.data_, size_ * sizeof(T));
   }
@@ -112,6 +115,12 @@ class buffer {
   std::size_t size() const { return size_; }
 
  private:
+  static std::size_t bytes_for(std::size_t n) {
+    if (n > (std::numeric_limits<std::size_t>::max() - block_cache::alignment) / sizeof(T))
+      throw std::bad_array_new_length();
+    return n * sizeof(T);
+  }
+
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;  // bytes actually held (a recycled block may be larger than asked)
   T* data_ = nullptr;

@@ -64,6 +64,7 @@ singular_subspace<T> mode_singular_subspace(const ndtensor<T>& x, std::size_t mo
   const Eigen::BDCSVD<dense_matrix<T>> svd = gram
       ? Eigen::BDCSVD<dense_matrix<T>>(dense_matrix<T>(mode_gram(x, mode).template selfadjointView<Eigen::Lower>()), Eigen::ComputeThinU)
       : Eigen::BDCSVD<dense_matrix<T>>(unfold(x, mode), Eigen::ComputeThinU);
+  expect_success(svd, "mode_singular_subspace");
   const auto k = std::size_t(svd.singularValues().size());
   for (std::size_t i = 0; i < k; ++i) {
     const double sigma = double(svd.singularValues()(Eigen::Index(i)));
@@ -85,6 +86,7 @@ singular_subspace<T> mode_singular_subspace(const ndtensor<T>& x, std::size_t mo
 template <real_scalar T>
 dense_matrix<T> solve_right_psd(const dense_matrix<T>& b, const dense_matrix<T>& g) {
   const Eigen::BDCSVD<dense_matrix<T>> svd(g, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  expect_success(svd, "solve_right_psd");
   return svd.solve(b.transpose()).transpose();  // G = Gᵀ: X·G = B ⇔ G·Xᵀ = Bᵀ
 }
 
