@@ -5,4 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 tprod_configure -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON
 cmake --build "$build_dir" -j "$jobs"
+# CTest runs $jobs test programs at once, each with its own OpenMP team: idle team threads should sleep rather
+# than spin, or they take cores from the other tests (the default keeps spinning for a while after each region).
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 ctest --test-dir "$build_dir" -C "$build_type" --output-on-failure -j "$jobs" --no-tests=error --timeout 600
