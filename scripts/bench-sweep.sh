@@ -38,13 +38,13 @@ for p in 4 8 16 64; do
   done
 done
 gnuplot <<GNUPLOT
-set terminal pngcairo size 1000,620 noenhanced
+set terminal pngcairo size 900,700 noenhanced
 set output '$out/sweep.png'
 set title 'L-product (DCT, float) S×S×P times S×S×P: GFLOP/s = 2·S³·P / time'
 set xlabel 'S'
 set ylabel 'GFLOP/s'
 set logscale x 2
-set key outside right
+set key below maxrows 5
 set grid
 plot ${plot} ${peakN:-0} with lines lw 3 lc rgb 'black' title 'gemm\_peak/tN (1024³ SGEMM, all threads)', ${peak1:-0} with lines lw 2 lc rgb 'gray' title 'gemm\_peak/t1'
 GNUPLOT
