@@ -46,7 +46,7 @@ set ylabel 'GFLOP/s'
 set logscale x 2
 set key below maxrows 5
 set grid
-plot ${plot} ${peakN:-0} with lines lw 3 lc rgb 'black' title 'gemm\_peak/tN (1024³ SGEMM, all threads)', ${peak1:-0} with lines lw 2 lc rgb 'gray' title 'gemm\_peak/t1'
+plot ${plot} ${peakN:-0} with lines lw 3 lc rgb 'black' title 'gemm_peak/tN (1024³ SGEMM, all threads)', ${peak1:-0} with lines lw 2 lc rgb 'gray' title 'gemm_peak/t1'
 GNUPLOT
 rm -f "$out"/.sweep_p*_t*.dat
 echo "bench-sweep: wrote $out/sweep.csv and $out/sweep.png"
