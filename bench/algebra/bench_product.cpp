@@ -8,6 +8,8 @@
 // GFLOP/s counts 2·m·l·n·p per product everywhere, so ratios of GFLOP/s are fractions of the limit.
 #include <benchmark/benchmark.h>
 
+#include "bench_threads.hpp"
+
 #include <string>
 
 #include "tprod/tprod.hpp"
@@ -19,11 +21,8 @@ void set_flops(benchmark::State& state, std::size_t m, std::size_t l, std::size_
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
-/// Runs the benchmark body on `threads` threads (0: every core), restoring the default afterwards.
-struct thread_count {
-  explicit thread_count(std::size_t threads) { tprod::set_num_threads(threads); }
-  ~thread_count() { tprod::set_num_threads(0); }
-};
+using bench::eigen_threads;
+using bench::thread_count;
 
 template <class L>
 void lproduct(benchmark::State& state, const L& policy, std::size_t m, std::size_t l, std::size_t n, std::size_t p,
@@ -67,10 +66,7 @@ void gemm_limit(benchmark::State& state, std::size_t m, std::size_t l, std::size
 /// at 1): the machine's SGEMM peak.
 void gemm_peak(benchmark::State& state, std::size_t threads) {
   const thread_count tc(threads);
-  struct eigen_threads {
-    explicit eigen_threads(std::size_t n) { Eigen::setNbThreads(int(n)); }
-    ~eigen_threads() { Eigen::setNbThreads(1); }
-  } et(tprod::num_threads());
+  const eigen_threads et;
   const Eigen::Index s = 1024;
   const Eigen::MatrixXf a = Eigen::MatrixXf::Random(s, s), b = Eigen::MatrixXf::Random(s, s);
   Eigen::MatrixXf c(s, s);

@@ -4,6 +4,8 @@
 // on every thread (the limits through a plain OpenMP loop over the slices); the /t1 cases on one.
 #include <benchmark/benchmark.h>
 
+#include "bench_threads.hpp"
+
 #include <Eigen/QR>
 #include <Eigen/SVD>
 #include <string>
@@ -18,11 +20,7 @@ namespace {
 using matrix = Eigen::MatrixXf;
 
 /// Runs a whole L-factorization (transform, slice factorizations, inverse transforms) of a random tensor.
-/// Runs a case on `threads` threads (0: every core) and restores the default afterwards.
-struct thread_count {
-  explicit thread_count(std::size_t threads) { tprod::set_num_threads(threads); }
-  ~thread_count() { tprod::set_num_threads(0); }
-};
+using bench::thread_count;
 
 template <class Factorize>
 void lfactor(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p, std::size_t threads,

@@ -6,6 +6,8 @@
 // workspace (scratch buffers of both passes); peak_MB is their sum, the memory a training step holds.
 #include <benchmark/benchmark.h>
 
+#include "bench_threads.hpp"
+
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/param_count.hpp"
 #include "tprod/transform/dct.hpp"
@@ -17,16 +19,8 @@ namespace {
 
 constexpr std::size_t batch = 8, length = 128;
 
-/// Runs a case on `threads` threads (0: every core) and restores the default afterwards.
-struct thread_count {
-  explicit thread_count(std::size_t threads) { tprod::set_num_threads(threads); }
-  ~thread_count() { tprod::set_num_threads(0); }
-};
-/// Eigen's own GEMM threading (which tprod keeps at 1) on tprod's thread count, for the plain-Eigen baseline.
-struct eigen_threads {
-  eigen_threads() { Eigen::setNbThreads(int(tprod::num_threads())); }
-  ~eigen_threads() { Eigen::setNbThreads(1); }
-};
+using bench::eigen_threads;
+using bench::thread_count;
 
 template <class L>
 void run_encoder(benchmark::State& state, const nn::layer_config& cfg, const L& l, std::size_t b, std::size_t t,
