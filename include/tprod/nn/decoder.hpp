@@ -25,12 +25,12 @@ struct decoder_params {
   const L& transform() const { return self_attn.transform(); }
   template <class F>
   void for_each(F&& f) {
-    self_attn.for_each(f);
-    cross_attn.for_each(f);
-    ffn.for_each(f);
-    ln1.for_each(f);
-    ln2.for_each(f);
-    ln3.for_each(f);
+    self_attn.for_each(detail::prefixed(f, "self_attn."));
+    cross_attn.for_each(detail::prefixed(f, "cross_attn."));
+    ffn.for_each(detail::prefixed(f, "ffn."));
+    ln1.for_each(detail::prefixed(f, "ln1."));
+    ln2.for_each(detail::prefixed(f, "ln2."));
+    ln3.for_each(detail::prefixed(f, "ln3."));
   }
 };
 

@@ -65,21 +65,31 @@ tensor3<T> embedding_forward(const embedding_params<T>& e, const std::vector<std
   return out;
 }
 
-/// @brief dE: column v receives the sum of the rows of Mat_p(d𝒳) whose token is v.
+/// @brief dE += the scatter of d𝒳: column v of g.table receives the sum of the rows of Mat_p(d𝒳) whose token
+/// is v (accumulating, so a stateful layer adds into its gradient without a table-sized temporary).
 template <std::floating_point T>
-embedding_params<T> embedding_backward(const embedding_params<T>& e, const std::vector<std::size_t>& tokens,
-                                       const tensor3<T>& d_out) {
+void embedding_backward_add(const embedding_params<T>& e, const std::vector<std::size_t>& tokens,
+                            const tensor3<T>& d_out, embedding_params<T>& g) {
   const std::size_t d = e.dim(), n = tokens.size();
   TPROD_EXPECTS(d_out.m() == n && d_out.n() * d_out.p() >= d && slice_width(d, d_out.p()) == d_out.n(),
                 "nn::embedding_backward: gradient " + d_out.shape() + " does not match " + std::to_string(n) +
                     " tokens of width " + std::to_string(d));
+  TPROD_EXPECTS(g.table.m() == d && g.table.n() == e.vocabulary(),
+                "nn::embedding_backward: gradient table " + g.table.shape() + " does not match " + e.table.shape());
   detail::check_tokens(e, tokens, "nn::embedding_backward");
-  embedding_params<T> g = zeros_like(e);
   const T* gi = d_out.data();
   for (std::size_t r = 0; r < n; ++r) {
     T* dst = g.table.data() + tokens[r] * d;
     for (std::size_t c = 0; c < d; ++c) dst[c] += gi[r + n * c];
   }
+}
+
+/// @brief dE: column v receives the sum of the rows of Mat_p(d𝒳) whose token is v.
+template <std::floating_point T>
+embedding_params<T> embedding_backward(const embedding_params<T>& e, const std::vector<std::size_t>& tokens,
+                                       const tensor3<T>& d_out) {
+  embedding_params<T> g = zeros_like(e);
+  embedding_backward_add(e, tokens, d_out, g);
   return g;
 }
 
@@ -92,6 +102,11 @@ struct class_token_params {
     f("class_token", token);
   }
 };
+
+template <std::floating_point T>
+class_token_params<T> zeros_like(const class_token_params<T>& c) {
+  return {tensor3<T>(1, c.token.n(), c.token.p())};
+}
 
 template <std::floating_point T>
 class_token_params<T> make_class_token(std::size_t ds, std::size_t p, std::uint64_t seed, T scale = T(0.02)) {

@@ -27,10 +27,10 @@ struct encoder_params {
   const L& transform() const { return attn.transform(); }
   template <class F>
   void for_each(F&& f) {
-    attn.for_each(f);
-    ffn.for_each(f);
-    ln1.for_each(f);
-    ln2.for_each(f);
+    attn.for_each(detail::prefixed(f, "attn."));
+    ffn.for_each(detail::prefixed(f, "ffn."));
+    ln1.for_each(detail::prefixed(f, "ln1."));
+    ln2.for_each(detail::prefixed(f, "ln2."));
   }
 };
 

@@ -7,6 +7,7 @@
 /// (the standard matrix Transformer, p = 1) or any real invertible matrix_transform. The DFT keeps only half of
 /// its complex slices and would put complex numbers into a softmax; it is refused at compile time.
 #include <concepts>
+#include <string>
 #include <string_view>
 
 #include "tprod/core/tensor3.hpp"
@@ -25,5 +26,13 @@ template <class P, class T>
 concept parameter_set = requires(P& params) {
   params.for_each([](std::string_view, tensor3<T>&) {});
 };
+
+namespace detail {
+/// @brief f with `prefix` put before every name: a parameter set visits its parts as prefixed(f, "attn.").
+template <class F>
+auto prefixed(F& f, const char* prefix) {
+  return [&f, prefix](std::string_view name, auto& t) { f(std::string(prefix) + std::string(name), t); };
+}
+}  // namespace detail
 
 }  // namespace tprod::nn

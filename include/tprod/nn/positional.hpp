@@ -101,6 +101,11 @@ sinusoidal_positional_params<T> make_sinusoidal_positional(std::size_t p, alpha_
   return prm;
 }
 
+template <std::floating_point T>
+sinusoidal_positional_params<T> zeros_like(const sinusoidal_positional_params<T>& prm) {
+  return {tensor3<T>(1, 1, prm.slices()), prm.learnable, prm.first_position};
+}
+
 /// @brief The learned absolute positional tensor 𝒫_learn ∈ ℝ^{T×d_s×p}, added once at the input.
 template <std::floating_point T>
 struct learned_positional_params {
@@ -118,6 +123,11 @@ learned_positional_params<T> make_learned_positional(std::size_t length, std::si
   learned_positional_params<T> prm{random_tensor3<T>(length, ds, p, seed)};
   prm.table *= scale;
   return prm;
+}
+
+template <std::floating_point T>
+learned_positional_params<T> zeros_like(const learned_positional_params<T>& prm) {
+  return {tensor3<T>(prm.table.m(), prm.table.n(), prm.table.p())};
 }
 
 namespace detail {

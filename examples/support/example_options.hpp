@@ -1,0 +1,102 @@
+#pragma once
+// Command-line options shared by the training examples:
+//   --quick            a small run for CI (under a minute on 2 cores)
+//   --data DIR         where the data set is (each example has a default)
+//   --out DIR          where the CSV log, the plot and the checkpoints go (default: example-output/<example>)
+//   --summary FILE     also write the run's summary JSON there
+//   --threads N        worker threads (default: all cores, or TPROD_NUM_THREADS)
+//   --epochs N         override the number of epochs
+//   --help
+// An example may accept further "--name value" options; anything unknown is refused with the usage text.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tprod/core/execution.hpp"
+
+namespace tprod::examples {
+
+struct options {
+  std::string example;
+  bool quick = false;
+  std::filesystem::path data, out;
+  std::optional<std::filesystem::path> summary;
+  std::optional<std::size_t> epochs;
+  std::map<std::string, std::string> extra;  ///< the example's own "--name value" options
+
+  /// @brief An example's own numeric option, or `fallback`. @throws std::invalid_argument naming the option.
+  double number(const std::string& key, double fallback) const {
+    const auto it = extra.find(key);
+    if (it == extra.end()) return fallback;
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    if (end == it->second.c_str() || *end != '\0')
+      throw std::invalid_argument("--" + key + " expects a number, got '" + it->second + "'");
+    return v;
+  }
+};
+
+/// @brief Parses argv; prints the usage and exits 0 on --help, 2 on a bad option (naming it).
+/// `own` lists the example's own value options as {"name", "what it does"}.
+inline options parse_options(int argc, char** argv, const std::string& example, const std::string& what,
+                              const std::filesystem::path& default_data,
+                              const std::vector<std::pair<std::string, std::string>>& own = {}) {
+  options o;
+  o.example = example;
+  o.data = default_data;
+  o.out = std::filesystem::path("example-output") / example;
+  const auto usage = [&](std::ostream& s) {
+    s << "usage: " << example << " [--quick] [--data DIR] [--out DIR] [--summary FILE] [--threads N] [--epochs N]";
+    for (const auto& [k, _] : own) s << " [--" << k << " V]";
+    s << "\n" << what << "\n  --quick         a small run (CI)\n  --data DIR      the data (default " << default_data.string()
+      << ")\n  --out DIR       logs, plot and checkpoints (default " << o.out.string()
+      << ")\n  --summary FILE  write the run's summary as JSON\n  --threads N     worker threads (default: all cores)\n"
+         "  --epochs N      number of epochs\n";
+    for (const auto& [k, h] : own) s << "  --" << k << "  " << h << "\n";
+  };
+  std::set<std::string> known;
+  for (const auto& [k, _] : own) known.insert(k);
+  const auto fail = [&](const std::string& why) {
+    std::cerr << example << ": " << why << "\n";
+    usage(std::cerr);
+    std::exit(2);
+  };
+  const auto count = [&](const std::string& key, const std::string& v) {
+    char* end = nullptr;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (end == v.c_str() || *end != '\0' || n <= 0) fail("--" + key + " expects a positive integer, got '" + v + "'");
+    return std::size_t(n);
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      usage(std::cout);
+      std::exit(0);
+    }
+    if (a == "--quick") {
+      o.quick = true;
+      continue;
+    }
+    if (a.rfind("--", 0) != 0) fail("unexpected argument '" + a + "'");
+    const std::string key = a.substr(2);
+    if (i + 1 >= argc) fail(a + " needs a value");
+    const std::string v = argv[++i];
+    if (key == "data") o.data = v;
+    else if (key == "out") o.out = v;
+    else if (key == "summary") o.summary = v;
+    else if (key == "threads") set_num_threads(count(key, v));
+    else if (key == "epochs") o.epochs = count(key, v);
+    else if (known.count(key)) o.extra[key] = v;
+    else fail("unknown option '" + a + "'");
+  }
+  std::filesystem::create_directories(o.out);
+  return o;
+}
+
+}  // namespace tprod::examples

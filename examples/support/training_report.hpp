@@ -1,0 +1,132 @@
+#pragma once
+// What a training example leaves behind: a CSV log of every evaluation (one row per model and epoch), a PNG plot
+// of the curves drawn by gnuplot, and a summary JSON
+//   {"example": …, "models": [{"name", "parameters", "encoder_parameters", "train_accuracy", "test_accuracy",
+//    "seconds_per_epoch", …}, …], …}
+// All files are written whole or not at all (tprod::io::atomic_file).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tprod/io/atomic_file.hpp"
+
+namespace tprod::examples {
+
+/// @brief One evaluation of one model.
+struct log_row {
+  std::string model;
+  std::size_t epoch = 0;
+  std::size_t step = 0;
+  double train_loss = 0, train_accuracy = 0, test_loss = 0, test_accuracy = 0, seconds = 0;
+};
+
+/// @brief One model's line of the summary; `extra` adds example-specific fields.
+struct model_summary {
+  std::string name;
+  std::size_t parameters = 0, encoder_parameters = 0;
+  double train_accuracy = 0, test_accuracy = 0, seconds_per_epoch = 0;
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+inline void write_whole_file(const std::filesystem::path& file, const std::string& text) {
+  io::atomic_file out(file);
+  out.write(text.data(), text.size());
+  out.commit();
+}
+
+/// @brief The rows so far, rewritten as a whole CSV file after every evaluation (so an interrupted run keeps a
+/// valid log).
+class training_log {
+ public:
+  explicit training_log(std::filesystem::path csv) : csv_(std::move(csv)) {}
+  const std::filesystem::path& file() const { return csv_; }
+  const std::vector<log_row>& rows() const { return rows_; }
+
+  void add(const log_row& r) {
+    rows_.push_back(r);
+    std::ostringstream s;
+    s << "model,epoch,step,train_loss,train_accuracy,test_loss,test_accuracy,seconds\n";
+    for (const auto& x : rows_)
+      s << x.model << ',' << x.epoch << ',' << x.step << ',' << x.train_loss << ',' << x.train_accuracy << ','
+        << x.test_loss << ',' << x.test_accuracy << ',' << x.seconds << '\n';
+    write_whole_file(csv_, s.str());
+  }
+
+ private:
+  std::filesystem::path csv_;
+  std::vector<log_row> rows_;
+};
+
+/// @brief Draws test accuracy and training loss per epoch for every model into a PNG with gnuplot (Debian:
+/// gnuplot-nox). Returns false, with a message, when gnuplot is missing or fails; the CSV has the same numbers.
+inline bool plot_training_curves(const training_log& log, const std::filesystem::path& png, const std::string& title) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    std::fprintf(stderr, "note: gnuplot not found (apt-get install gnuplot-nox): no plot; the numbers are in %s\n",
+                 log.file().c_str());
+    return false;
+  }
+  std::vector<std::string> models;
+  for (const auto& r : log.rows())
+    if (std::find(models.begin(), models.end(), r.model) == models.end()) models.push_back(r.model);
+  const auto dat = png.parent_path() / (png.stem().string() + ".dat");
+  std::ostringstream d;  // one gnuplot data block per model, separated by two blank lines (index i)
+  for (const auto& m : models) {
+    d << "# " << m << "\n";
+    for (const auto& r : log.rows())
+      if (r.model == m) d << r.epoch << ' ' << 100 * r.test_accuracy << ' ' << r.train_loss << '\n';
+    d << "\n\n";
+  }
+  write_whole_file(dat, d.str());
+  const auto tmp = png.parent_path() / (png.filename().string() + ".tmp.png");
+  std::ostringstream g;
+  g << "set terminal pngcairo size 1100,450 noenhanced font ',10'\nset output '" << tmp.string() << "'\n"
+    << "set multiplot layout 1,2 title '" << title << "'\nset grid\nset key bottom right\nset xlabel 'epoch'\n"
+    << "set ylabel 'test accuracy (%)'\nplot ";
+  for (std::size_t i = 0; i < models.size(); ++i)
+    g << (i ? ", " : "") << "'" << dat.string() << "' index " << i << " using 1:2 with linespoints title '" << models[i]
+      << "'";
+  g << "\nset key top right\nset ylabel 'training loss'\nplot ";
+  for (std::size_t i = 0; i < models.size(); ++i)
+    g << (i ? ", " : "") << "'" << dat.string() << "' index " << i << " using 1:3 with linespoints title '" << models[i]
+      << "'";
+  g << "\nunset multiplot\n";
+  const auto script = png.parent_path() / (png.stem().string() + ".gp");
+  write_whole_file(script, g.str());
+  const std::string cmd = "gnuplot '" + script.string() + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0 || !std::filesystem::exists(tmp)) {
+    std::fprintf(stderr, "note: gnuplot failed on %s: no plot\n", script.c_str());
+    return false;
+  }
+  std::filesystem::rename(tmp, png);
+  return true;
+}
+
+/// @brief Writes the summary JSON; refuses (std::runtime_error) a non-finite number, which would make it invalid.
+inline void write_summary(const std::filesystem::path& file, const std::string& example,
+                          const std::vector<model_summary>& models, const nlohmann::json& extra = nlohmann::json::object()) {
+  nlohmann::json j = extra;
+  j["example"] = example;
+  j["models"] = nlohmann::json::array();
+  for (const auto& m : models) {
+    for (double v : {m.train_accuracy, m.test_accuracy, m.seconds_per_epoch})
+      if (!std::isfinite(v)) throw std::runtime_error("write_summary: model " + m.name + " has a non-finite figure");
+    nlohmann::json e = m.extra;
+    e["name"] = m.name;
+    e["parameters"] = m.parameters;
+    e["encoder_parameters"] = m.encoder_parameters;
+    e["train_accuracy"] = m.train_accuracy;
+    e["test_accuracy"] = m.test_accuracy;
+    e["seconds_per_epoch"] = m.seconds_per_epoch;
+    j["models"].push_back(std::move(e));
+  }
+  write_whole_file(file, j.dump(2) + "\n");
+}
+
+}  // namespace tprod::examples

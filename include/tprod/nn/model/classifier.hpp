@@ -1,0 +1,136 @@
+#pragma once
+/// @file classifier.hpp
+/// @brief The sequence classifier of papers 000 and 001 as one model type,
+///   input → positional → dropout → N encoder layers → pool → flatten → linear head,
+/// in two builds: a text classifier (token embedding, sinusoidal positions with paper 000's α strategies, mean
+/// pooling over the valid tokens) and a vision transformer (patch projection, class token, learned positions,
+/// class-token pooling), and the training/evaluation step shared by both.
+///
+/// The encoder runs under the L-product with transform L over p slices; p = 1 with the identity transform is
+/// the standard Transformer. The head is a p = 1 linear layer on Mat_p of the pooled tensor (all d = p·d_s
+/// features), so the models differ only in their encoder.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "tprod/nn/layer_config.hpp"
+#include "tprod/nn/loss.hpp"
+#include "tprod/nn/model/dropout.hpp"
+#include "tprod/nn/model/encoder_stack.hpp"
+#include "tprod/nn/model/input_layers.hpp"
+#include "tprod/nn/model/linear_layer.hpp"
+#include "tprod/nn/model/pooling_layer.hpp"
+#include "tprod/nn/model/sequential.hpp"
+#include "tprod/transform/identity_transform.hpp"
+
+namespace tprod::nn {
+
+/// @brief N encoder layers of one config, seeded seed, seed + 1000, … (independent draws per layer).
+template <std::floating_point T, real_transform<T> L>
+std::vector<encoder_params<T, L>> make_encoder_layers(const layer_config& cfg, std::size_t layers, const L& l,
+                                                      std::uint64_t seed) {
+  std::vector<encoder_params<T, L>> v;
+  for (std::size_t i = 0; i < layers; ++i) v.push_back(make_encoder_params<T>(cfg, l, seed + 1000 * i));
+  return v;
+}
+
+/// @brief A text classifier: paper 000's layer (paper000_config) at model width d with H heads and FFN width
+/// d_ff, folded into p slices.
+struct text_classifier_config {
+  std::size_t vocabulary = 20000;
+  std::size_t classes = 2;
+  std::size_t width = 128;   ///< d = p·d_s
+  std::size_t heads = 4;     ///< H (p must divide it: h = H/p heads per slice)
+  std::size_t hidden = 256;  ///< d_ff
+  std::size_t layers = 2;
+  std::size_t slices = 1;  ///< p
+  activation act = activation::gelu;
+  alpha_strategy positions = alpha_strategy::standard;
+  bool learnable_positions = false;  ///< paper 000's "learnable α"
+  double dropout = 0.1;
+  double embedding_scale = 0.5;  ///< the table starts uniform in ±scale
+  std::uint64_t seed = 1;
+};
+
+template <std::floating_point T, real_transform<T> L>
+using text_classifier =
+    sequential<T, token_embedding<T>, positional_layer<T, sinusoidal_positional_params<T>>, dropout<T>,
+               encoder_stack<T, L>, pooling_layer<T>, flatten_layer<T>, linear_layer<T, identity_transform>>;
+
+/// @throws shape_error when p does not divide d, H and d_ff, or a size is zero.
+template <std::floating_point T, real_transform<T> L>
+text_classifier<T, L> make_text_classifier(const text_classifier_config& c, const L& l) {
+  const layer_config cfg = paper000_config(c.width, c.heads, c.hidden, c.slices, c.act);
+  TPROD_EXPECTS(c.classes >= 2 && c.layers > 0, "nn::make_text_classifier: need at least 2 classes and 1 layer");
+  return text_classifier<T, L>(
+      token_embedding<T>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale)), c.slices),
+      positional_layer<T, sinusoidal_positional_params<T>>(
+          make_sinusoidal_positional<T>(c.slices, c.positions, c.learnable_positions)),
+      dropout<T>(c.dropout, c.seed + 7),
+      encoder_stack<T, L>(make_encoder_layers<T>(cfg, c.layers, l, c.seed + 100)), pooling_layer<T>(pooling::mean),
+      flatten_layer<T>{},
+      linear_layer<T, identity_transform>(
+          make_linear_params<T>(c.width, c.classes, 1, identity_transform{}, c.seed + 3), "head"));
+}
+
+/// @brief A vision transformer on patches: every image is T patches of `patch_features` values per slice
+/// (input (B·T)×patch_features×p), projected to d_s per slice by an L-linear layer. With the paper001_config
+/// layer (pre-norm, transform-domain LayerNorm, t-softmax, no biases) and p = C channels this is TCP-ViT
+/// (paper 001 §7); with p = 1 and the identity transform the standard ViT.
+struct vit_config {
+  std::size_t patches = 49;         ///< T, patches per image
+  std::size_t patch_features = 16;  ///< values of one patch in one slice
+  std::size_t classes = 10;
+  layer_config layer;  ///< e.g. paper001_config(d_s, C, heads, r_ff)
+  std::size_t layers = 2;
+  double dropout = 0.1;
+  std::uint64_t seed = 1;
+};
+
+template <std::floating_point T, real_transform<T> L>
+using vit_classifier =
+    sequential<T, linear_layer<T, L>, class_token_layer<T>, positional_layer<T, learned_positional_params<T>>,
+               dropout<T>, encoder_stack<T, L>, pooling_layer<T>, flatten_layer<T>, linear_layer<T, identity_transform>>;
+
+template <std::floating_point T, real_transform<T> L>
+vit_classifier<T, L> make_vit_classifier(const vit_config& c, const L& l) {
+  c.layer.validate();
+  const std::size_t ds = c.layer.width, p = c.layer.slices;
+  TPROD_EXPECTS(c.patches > 0 && c.patch_features > 0 && c.classes >= 2 && c.layers > 0,
+                "nn::make_vit_classifier: need patches, patch features, at least 2 classes and 1 layer");
+  return vit_classifier<T, L>(
+      linear_layer<T, L>(make_linear_params<T>(c.patch_features, ds, p, l, c.seed, c.layer.bias), "patch"),
+      class_token_layer<T>(make_class_token<T>(ds, p, c.seed + 1)),
+      positional_layer<T, learned_positional_params<T>>(make_learned_positional<T>(c.patches + 1, ds, p, c.seed + 2)),
+      dropout<T>(c.dropout, c.seed + 7), encoder_stack<T, L>(make_encoder_layers<T>(c.layer, c.layers, l, c.seed + 100)),
+      pooling_layer<T>(pooling::class_token), flatten_layer<T>{},
+      linear_layer<T, identity_transform>(make_linear_params<T>(ds * p, c.classes, 1, identity_transform{}, c.seed + 3),
+                                          "head"));
+}
+
+/// @brief The outcome of one classification step on a batch.
+struct step_result {
+  double loss = 0;                     ///< mean softmax cross-entropy
+  std::size_t correct = 0;             ///< predictions equal to the label
+  std::vector<std::size_t> predicted;  ///< argmax per example
+};
+
+/// @brief Forward pass and loss; in the training phase also the backward pass, which adds the gradients of the
+/// mean loss into the model's gradient tensors (call zero_grad after each optimizer step).
+/// @throws numerical_error when the loss is not finite (a diverged model), naming the loss;
+///         shape_error when the logits are not B×C×1 for the labels.
+template <std::floating_point T, layer<T> M>
+step_result classification_step(M& model, const tensor3<T>& input, const batch& b,
+                                 const std::vector<std::size_t>& labels) {
+  const tensor3<T>& logits = model.forward(input, b);
+  auto ce = softmax_cross_entropy(logits, labels);
+  if (!std::isfinite(double(ce.loss)))
+    throw numerical_error("nn::classification_step: the loss is " + std::to_string(double(ce.loss)) +
+                        " (the model diverged: lower the learning rate or clip the gradients)");
+  step_result r{double(ce.loss), 0, std::move(ce.predicted)};
+  for (std::size_t i = 0; i < labels.size(); ++i) r.correct += r.predicted[i] == labels[i];
+  if (b.mode == phase::train) model.backward(ce.d_logits);
+  return r;
+}
+
+}  // namespace tprod::nn

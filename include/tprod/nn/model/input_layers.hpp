@@ -1,0 +1,110 @@
+#pragma once
+/// @file input_layers.hpp
+/// @brief The layers at the input of a sequence model, as stateful layers (layer.hpp): the token embedding
+/// (a lookup, then Ten_p), the class token that paper 001 prepends to every sequence, and the positional
+/// encodings (paper 000's slice-aware sinusoidal one, fixed or with learnable α, and the learned table).
+#include <string>
+#include <utility>
+
+#include "tprod/nn/embedding.hpp"
+#include "tprod/nn/model/layer.hpp"
+#include "tprod/nn/positional.hpp"
+
+namespace tprod::nn {
+
+/// @brief 𝒳 = Ten_p(E[tokens]) for the batch's B·T tokens (x is ignored); backward scatters d𝒳 into dE.
+template <std::floating_point T>
+struct token_embedding {
+  trainable<T, embedding_params<T>> params;
+  std::size_t slices;  ///< p
+  std::string name = "embed";
+
+  token_embedding(embedding_params<T> e, std::size_t p, std::string layer_name = "embed")
+      : params(std::move(e)), slices(p), name(std::move(layer_name)) {
+    TPROD_EXPECTS(p > 0, "nn::token_embedding: p must be positive");
+  }
+
+  const tensor3<T>& forward(const tensor3<T>&, const batch& b) {
+    tokens_ = b.tokens;
+    out_ = embedding_forward(params.value, tokens_, slices);
+    return out_;
+  }
+  /// Returns an empty tensor: the input was token ids.
+  const tensor3<T>& backward(const tensor3<T>& dy) {
+    embedding_backward_add(params.value, tokens_, dy, params.grad);
+    return none_;
+  }
+  template <class F>
+  void for_each_parameter(F&& f) {
+    detail::visit_prefixed(params, name, f);
+  }
+
+ private:
+  std::vector<std::size_t> tokens_;
+  tensor3<T> out_, none_;
+};
+
+/// @brief [𝒯_cls; 𝒳_b] for every sequence b: (B·T)×d_s×p → (B·(T+1))×d_s×p (paper 001 §5.3).
+/// The class token occupies position 0, so later layers see sequences of length T + 1 and the batch must not
+/// carry padding lengths (images have none).
+template <std::floating_point T>
+struct class_token_layer {
+  trainable<T, class_token_params<T>> params;
+  std::string name = "cls";
+
+  explicit class_token_layer(class_token_params<T> c, std::string layer_name = "cls")
+      : params(std::move(c)), name(std::move(layer_name)) {}
+
+  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+    TPROD_EXPECTS(b.lengths.empty(), "nn::class_token_layer: a batch with padding lengths cannot take a class token");
+    batch_ = b.size;
+    out_ = prepend_class_token(params.value, x, batch_);
+    return out_;
+  }
+  const tensor3<T>& backward(const tensor3<T>& dy) {
+    auto [dx, dtoken] = prepend_class_token_backward(dy, batch_);
+    params.accumulate(dtoken);
+    dx_ = std::move(dx);
+    return dx_;
+  }
+  template <class F>
+  void for_each_parameter(F&& f) {
+    detail::visit_prefixed(params, name, f);
+  }
+
+ private:
+  std::size_t batch_ = 0;
+  tensor3<T> out_, dx_;
+};
+
+/// @brief 𝒳 + 𝒫 on every sequence, 𝒫 sinusoidal (sinusoidal_positional_params) or learned
+/// (learned_positional_params); d𝒳 = d𝒴 is passed through unchanged.
+template <std::floating_point T, parameter_set<T> P>
+struct positional_layer {
+  trainable<T, P> params;
+  std::string name = "pos";
+
+  explicit positional_layer(P prm, std::string layer_name = "pos")
+      : params(std::move(prm)), name(std::move(layer_name)) {}
+
+  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+    batch_ = b.size;
+    out_ = positional_forward(params.value, x, batch_);
+    return out_;
+  }
+  const tensor3<T>& backward(const tensor3<T>& dy) {
+    auto g = positional_backward(params.value, dy, batch_);
+    params.accumulate(g);
+    return dy;
+  }
+  template <class F>
+  void for_each_parameter(F&& f) {
+    detail::visit_prefixed(params, name, f);
+  }
+
+ private:
+  std::size_t batch_ = 0;
+  tensor3<T> out_;
+};
+
+}  // namespace tprod::nn

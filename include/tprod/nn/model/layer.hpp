@@ -1,0 +1,119 @@
+#pragma once
+/// @file layer.hpp
+/// @brief The composition API's one concept: a stateful layer that owns its parameters, their gradients and
+/// the state its backward pass needs, above the stateless forward/backward functions of the nn area.
+///
+/// A layer M over scalar T has
+///   - `const tensor3<T>& forward(const tensor3<T>& x, const batch& b)` — the output, owned by the layer (or x
+///     itself for a layer that passes it through) and valid until the next forward;
+///   - `const tensor3<T>& backward(const tensor3<T>& dy)` — d𝒳 for the last forward's input, and the parameter
+///     gradients *added* into the layer's gradient tensors (so several backward passes accumulate);
+///   - `for_each_parameter(f)` calling f(name, value, gradient) on every trainable tensor in a fixed order;
+///   - a `name`, the prefix of its parameters in a model's parameter-name tree ("encoder.0.attn.w_qkv").
+/// Values and gradients live inside the layer and keep their addresses while it lives, so an optimizer holds
+/// references across steps (`parameters(model)`); models built by sequential keep them across moves too.
+///
+/// A layer whose input is not a tensor (a token embedding) reads it from the batch and ignores x; every layer
+/// reads the batch size, the valid lengths (padding) and the phase (train or eval) from it.
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tprod/nn/optim.hpp"
+
+namespace tprod::nn {
+
+/// @brief Training or evaluation: dropout is active only in training.
+enum class phase { train, eval };
+
+/// @brief What a forward pass knows about its batch besides the activations.
+struct batch {
+  std::size_t size = 0;              ///< B, the number of sequences (or images)
+  std::vector<std::size_t> tokens;   ///< B·T token ids, row b·T + t (token-embedding models only)
+  std::vector<std::size_t> lengths;  ///< valid tokens of every sequence, the rest is padding; empty: all valid
+  phase mode = phase::train;
+};
+
+/// @brief The stateful layer (see the file comment).
+template <class M, class T>
+concept layer = std::floating_point<T> && requires(M& m, const tensor3<T>& x, const batch& b) {
+  { m.forward(x, b) } -> std::same_as<const tensor3<T>&>;
+  { m.backward(x) } -> std::same_as<const tensor3<T>&>;
+  m.for_each_parameter([](std::string_view, tensor3<T>&, tensor3<T>&) {});
+  { m.name } -> std::convertible_to<std::string>;
+};
+
+/// @brief A parameter set P and its gradient of the same type, visited together.
+template <std::floating_point T, parameter_set<T> P>
+struct trainable {
+  P value;
+  P grad;
+
+  explicit trainable(P v) : value(std::move(v)), grad(zeros_like(value)) {}
+
+  /// f(name, value tensor, gradient tensor) in P's order.
+  template <class F>
+  void for_each(F&& f) {
+    std::vector<tensor3<T>*> grads;
+    grad.for_each([&](std::string_view, tensor3<T>& g) { grads.push_back(&g); });
+    std::size_t i = 0;
+    value.for_each([&](std::string_view name, tensor3<T>& v) { f(name, v, *grads[i++]); });
+  }
+
+  /// grad += fresh, tensor by tensor (fresh: a gradient just computed, of the same type and shapes).
+  void accumulate(P& fresh) {
+    std::vector<tensor3<T>*> parts;
+    fresh.for_each([&](std::string_view, tensor3<T>& g) { parts.push_back(&g); });
+    std::size_t i = 0;
+    grad.for_each([&](std::string_view, tensor3<T>& g) { g.elements() += parts[i++]->elements(); });
+  }
+};
+
+/// @brief A model's trainable tensors and their gradients, in visiting order, with dotted names.
+template <std::floating_point T>
+struct parameter_list {
+  parameter_refs<T> values, grads;
+
+  std::size_t size() const { return values.tensors.size(); }
+  /// The number of trainable scalars.
+  std::size_t count() const { return values.count(); }
+  /// Sets every gradient to zero (after an optimizer step, before accumulating the next).
+  void zero_grad() {
+    for (auto* g : grads.tensors) g->elements().setZero();
+  }
+  /// Multiplies every gradient by s (1/k after accumulating k micro-batches of mean losses).
+  void scale_grads(T s) {
+    for (auto* g : grads.tensors) *g *= s;
+  }
+};
+
+/// @brief The parameters of a layer (or model), names prefixed with its name.
+template <std::floating_point T, layer<T> M>
+parameter_list<T> parameters(M& model) {
+  parameter_list<T> list;
+  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>& g) {
+    list.values.tensors.push_back(&v);
+    list.values.names.emplace_back(name);
+    list.grads.tensors.push_back(&g);
+    list.grads.names.emplace_back(name);
+  });
+  return list;
+}
+
+/// @brief One AdamW update of every parameter from its accumulated gradient (lr < 0: the configured rate).
+template <std::floating_point T>
+void step(adamw<T>& opt, parameter_list<T>& params, double lr = -1) {
+  opt.step(params.values, params.grads, lr);
+}
+
+namespace detail {
+/// Calls f(prefix + "." + name, value, grad) on a trainable's tensors.
+template <class T, class P, class F>
+void visit_prefixed(trainable<T, P>& t, const std::string& prefix, F&& f) {
+  t.for_each([&](std::string_view name, tensor3<T>& v, tensor3<T>& g) { f(prefix + "." + std::string(name), v, g); });
+}
+}  // namespace detail
+
+}  // namespace tprod::nn

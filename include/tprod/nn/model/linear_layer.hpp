@@ -1,0 +1,41 @@
+#pragma once
+/// @file linear_layer.hpp
+/// @brief The L-linear layer 𝒴 = 𝒳 *_L 𝒲 + ℬ (linear.hpp) as a stateful layer: a patch projection, or with the
+/// identity transform and p = 1 a classification head.
+#include <string>
+#include <utility>
+
+#include "tprod/nn/linear.hpp"
+#include "tprod/nn/model/layer.hpp"
+
+namespace tprod::nn {
+
+template <std::floating_point T, real_transform<T> L>
+struct linear_layer {
+  trainable<T, linear_params<T, L>> params;
+  std::string name = "linear";
+
+  explicit linear_layer(linear_params<T, L> prm, std::string layer_name = "linear")
+      : params(std::move(prm)), name(std::move(layer_name)) {}
+
+  const tensor3<T>& forward(const tensor3<T>& x, const batch&) {
+    linear_forward(params.value, x, out_, saved_);
+    return out_;
+  }
+  const tensor3<T>& backward(const tensor3<T>& dy) {
+    auto g = linear_backward(params.value, saved_, dy);
+    params.accumulate(g.d_params);
+    dx_ = std::move(g.d_input);
+    return dx_;
+  }
+  template <class F>
+  void for_each_parameter(F&& f) {
+    detail::visit_prefixed(params, name, f);
+  }
+
+ private:
+  linear_saved<T> saved_;
+  tensor3<T> out_, dx_;
+};
+
+}  // namespace tprod::nn

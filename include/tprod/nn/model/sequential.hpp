@@ -1,0 +1,64 @@
+#pragma once
+/// @file sequential.hpp
+/// @brief Layers applied in order, itself a layer: forward runs them first to last, backward last to first,
+/// and the parameters are named "<layer name>.<parameter name>".
+///
+/// The layers live on the heap, so the references that `parameters(model)` hands to an optimizer stay valid
+/// when the model is moved (a sequential is move-only).
+#include <memory>
+#include <tuple>
+#include <utility>
+
+#include "tprod/nn/model/layer.hpp"
+
+namespace tprod::nn {
+
+template <std::floating_point T, layer<T>... Ms>
+class sequential {
+ public:
+  explicit sequential(Ms... layers) : layers_(std::make_unique<std::tuple<Ms...>>(std::move(layers)...)) {}
+
+  std::string name = "model";
+
+  /// @brief Layer I (e.g. the encoder stack, to read or replace its weights).
+  template <std::size_t I>
+  auto& get() {
+    return std::get<I>(*layers_);
+  }
+  template <std::size_t I>
+  const auto& get() const {
+    return std::get<I>(*layers_);
+  }
+  static constexpr std::size_t size() { return sizeof...(Ms); }
+
+  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+    const tensor3<T>* cur = &x;
+    std::apply([&](auto&... l) { ((cur = &l.forward(*cur, b)), ...); }, *layers_);
+    return *cur;
+  }
+
+  const tensor3<T>& backward(const tensor3<T>& dy) {
+    return backward_from<sizeof...(Ms)>(dy);
+  }
+
+  /// f(name, value, gradient) for every parameter, "<layer>.<parameter>" (the model's own name is not prepended,
+  /// so checkpoint names read "encoder.0.attn.w_qkv").
+  template <class F>
+  void for_each_parameter(F&& f) {
+    std::apply([&](auto&... l) { (l.for_each_parameter(f), ...); }, *layers_);
+  }
+
+ private:
+  template <std::size_t I>
+  const tensor3<T>& backward_from(const tensor3<T>& dy) {
+    if constexpr (I == 0) {
+      return dy;
+    } else {
+      return backward_from<I - 1>(std::get<I - 1>(*layers_).backward(dy));
+    }
+  }
+
+  std::unique_ptr<std::tuple<Ms...>> layers_;
+};
+
+}  // namespace tprod::nn
