@@ -11,6 +11,8 @@
 /// A batch (B·T rows, row b·T + t) gets the same 𝒫 added to every sequence.
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "tprod/core/random.hpp"
@@ -19,6 +21,24 @@
 namespace tprod::nn {
 
 enum class alpha_strategy { standard, linear, exponential, harmonic };
+
+/// @brief The strategy's name: "standard", "linear", "exponential" or "harmonic".
+constexpr std::string_view name(alpha_strategy s) {
+  switch (s) {
+    case alpha_strategy::linear: return "linear";
+    case alpha_strategy::exponential: return "exponential";
+    case alpha_strategy::harmonic: return "harmonic";
+    default: return "standard";
+  }
+}
+
+/// @brief The strategy called `text`. @throws shape_error listing the names for anything else.
+inline alpha_strategy alpha_strategy_from(std::string_view text) {
+  for (auto s : {alpha_strategy::standard, alpha_strategy::linear, alpha_strategy::exponential, alpha_strategy::harmonic})
+    if (name(s) == text) return s;
+  throw shape_error("nn::alpha_strategy_from: '" + std::string(text) +
+                    "' is not an α strategy (standard, linear, exponential, harmonic)");
+}
 
 /// @brief α_1…α_p of a fixed strategy (Remark 4).
 /// @throws shape_error when p = 0.

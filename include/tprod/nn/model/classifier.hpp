@@ -11,6 +11,9 @@
 /// features), so the models differ only in their encoder.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "tprod/nn/layer_config.hpp"
@@ -51,6 +54,67 @@ struct text_classifier_config {
   double embedding_scale = 0.5;  ///< the table starts uniform in ±scale
   std::uint64_t seed = 1;
 };
+
+/// @brief The config as checkpoint metadata strings (keys: vocabulary, classes, width, heads, hidden, layers,
+/// slices, activation, positions, learnable_positions, dropout, embedding_scale, seed), so that a program can
+/// rebuild the model a checkpoint belongs to.
+inline std::map<std::string, std::string> to_metadata(const text_classifier_config& c) {
+  return {{"vocabulary", std::to_string(c.vocabulary)},
+          {"classes", std::to_string(c.classes)},
+          {"width", std::to_string(c.width)},
+          {"heads", std::to_string(c.heads)},
+          {"hidden", std::to_string(c.hidden)},
+          {"layers", std::to_string(c.layers)},
+          {"slices", std::to_string(c.slices)},
+          {"activation", std::string(name(c.act))},
+          {"positions", std::string(name(c.positions))},
+          {"learnable_positions", c.learnable_positions ? "1" : "0"},
+          {"dropout", std::to_string(c.dropout)},
+          {"embedding_scale", std::to_string(c.embedding_scale)},
+          {"seed", std::to_string(c.seed)}};
+}
+
+/// @brief The config written by to_metadata. @throws shape_error naming a missing or malformed key.
+inline text_classifier_config text_classifier_config_from(const std::map<std::string, std::string>& m) {
+  const auto get = [&](const char* key) -> const std::string& {
+    const auto it = m.find(key);
+    TPROD_EXPECTS(it != m.end(), std::string("nn::text_classifier_config_from: no '") + key + "' in the metadata");
+    return it->second;
+  };
+  const auto number = [&](const char* key) {
+    const std::string& v = get(key);
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    TPROD_EXPECTS(end != v.c_str() && *end == '\0',
+                  std::string("nn::text_classifier_config_from: '") + key + "' is '" + v + "', not a number");
+    return x;
+  };
+  const auto count = [&](const char* key) {
+    const double x = number(key);
+    TPROD_EXPECTS(x >= 0 && x == std::floor(x),
+                  std::string("nn::text_classifier_config_from: '") + key + "' must be a non-negative integer");
+    return std::size_t(x);
+  };
+  text_classifier_config c;
+  c.vocabulary = count("vocabulary");
+  c.classes = count("classes");
+  c.width = count("width");
+  c.heads = count("heads");
+  c.hidden = count("hidden");
+  c.layers = count("layers");
+  c.slices = count("slices");
+  const std::string& act = get("activation");
+  bool known = false;
+  for (auto a : {activation::relu, activation::gelu, activation::gelu_tanh})
+    if (name(a) == act) c.act = a, known = true;
+  TPROD_EXPECTS(known, "nn::text_classifier_config_from: unknown activation '" + act + "'");
+  c.positions = alpha_strategy_from(get("positions"));
+  c.learnable_positions = get("learnable_positions") == "1";
+  c.dropout = number("dropout");
+  c.embedding_scale = number("embedding_scale");
+  c.seed = std::uint64_t(count("seed"));
+  return c;
+}
 
 template <std::floating_point T, real_transform<T> L>
 using text_classifier =
