@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 set(TPROD_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/cmake/tprod")
 
 install(DIRECTORY include/tprod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS tprod EXPORT tprodTargets)
+install(TARGETS tprod tprod_native EXPORT tprodTargets)
 if(TARGET tprod_io)
   install(TARGETS tprod_io EXPORT tprodTargets)
 endif()
@@ -19,6 +19,12 @@ if(TARGET tprod_instances)
   set(tprod_arch_independent "")
 else()
   set(tprod_arch_independent ARCH_INDEPENDENT)
+endif()
+# Installed compiled instances built with FFTW need it wherever they are linked.
+if(TARGET tprod_instances AND TPROD_USE_FFTW)
+  set(TPROD_INSTANCES_NEED_FFTW ON)
+else()
+  set(TPROD_INSTANCES_NEED_FFTW OFF)
 endif()
 configure_package_config_file(cmake/tprodConfig.cmake.in
   "${PROJECT_BINARY_DIR}/tprodConfig.cmake"

@@ -223,6 +223,31 @@ TEST_CASE("cli: svd writes U, S, V with A = U * S * Vᵀ; --rank and --energy tr
   CHECK((a.tubes - ag.tubes).squaredNorm() > 0);
 }
 
+TEST_CASE("cli: svd prints the kept multi-rank, the relative error and the compression ratio as JSON") {
+  scratch_dir dir;
+  const std::size_t m = 6, n = 5, p = 3;
+  save(dir, "A.npy", random_array(npy_dtype::float64, {m, n, p}, 21));
+  const auto r = run(dir, {"svd", "A.npy", "-o", "k2", "--rank", "2", "--transform", "identity"});
+  REQUIRE(r.status == 0);
+  // Under the identity the factors are the slices' own SVDs: the error is the discarded singular values' share.
+  const auto a = load(dir / "A.npy");
+  const auto ak = product(cmat::Identity(Eigen::Index(p), Eigen::Index(p)), product(cmat::Identity(Eigen::Index(p), Eigen::Index(p)), load(dir / "k2_U.npy"), load(dir / "k2_S.npy")),
+                          transpose(cmat::Identity(Eigen::Index(p), Eigen::Index(p)), load(dir / "k2_V.npy")));
+  const double error = (a.tubes - ak.tubes).norm() / a.tubes.norm();
+  const double ratio = double(m * n * p) / double(2 * p * (m + n + 1));
+  const auto field = [&](const std::string& key) {
+    const auto at = r.out.find("\"" + key + "\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(r.out.substr(at + key.size() + 4));
+  };
+  CHECK(field("relative_error") == doctest::Approx(error).epsilon(1e-12));
+  CHECK(field("compression_ratio") == doctest::Approx(ratio).epsilon(1e-15));
+  CHECK(r.out.find("\"tubal_rank\": 2, \"multi_rank\": [2, 2, 2]}\n") != std::string::npos);
+  const auto full = run(dir, {"svd", "A.npy", "-o", "f"});
+  CHECK(full.out.rfind("{\"relative_error\": ", 0) == 0);
+  CHECK(full.out.find("\"multi_rank\": [5, 5, 5]") != std::string::npos);
+}
+
 TEST_CASE("cli: rank prints one JSON object") {
   scratch_dir dir;
   const std::size_t p = 4;
@@ -307,10 +332,10 @@ TEST_CASE("cli: data errors exit with status 1 and one line naming the file and 
   check_error(run(dir, {"transpose", "V.npy", "-o", "x.npy"}), 1, "V.npy: expected an array of shape (m, n, p)");
   check_error(run(dir, {"product", "A.npy", "B.npy", "-o", "x.npy"}), 1,
               "A.npy (3x2x4) and B.npy (3x2x4) cannot be multiplied");
-  check_error(run(dir, {"inverse", "Zero.npy", "-o", "x.npy"}), 1, "Zero.npy: inverse: transform-domain slice 0");
-  check_error(run(dir, {"inverse", "A.npy", "-o", "x.npy"}), 1, "A.npy: inverse: frontal slices must be square");
+  check_error(run(dir, {"inverse", "Zero.npy", "-o", "x.npy"}), 1, "Zero.npy: transform-domain slice 0");
+  check_error(run(dir, {"inverse", "A.npy", "-o", "x.npy"}), 1, "A.npy: frontal slices must be square");
   check_error(run(dir, {"transpose", "A.npy", "-o", "x.npy", "--transform", "matrix:Zsing.npy"}), 1,
-              "Zsing.npy: matrix_transform: Z (4x4) is singular");
+              "Zsing.npy: Z (4x4) is singular");
   check_error(run(dir, {"transpose", "A.npy", "-o", "x.npy", "--transform", "matrix:Z3.npy"}), 1,
               "Z3.npy: Z is 3x3 but A.npy has 4 tubes");
   check_error(run(dir, {"transpose", "A.npy", "-o", "x.npy", "--transform", "matrix:Z3d.npy"}), 1,
@@ -319,7 +344,7 @@ TEST_CASE("cli: data errors exit with status 1 and one line naming the file and 
               "nothere.npy: cannot open");
   check_error(run(dir, {"identity", "--size", "2", "--tubes", "4", "-o", "x.npy", "--transform", "matrix:Z3.npy"}), 1,
               "Z3.npy: Z is 3x3 but --tubes is 4");
-  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--rank", "3"}), 1, "A.npy: truncated_svd: the rank k = 3");
+  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--rank", "3"}), 1, "A.npy: the rank k = 3");
   check_error(run(dir, {"transpose", "A.npy", "-o", "no/such/dir/x.npy"}), 1, "cannot create a temporary file");
   CHECK(!std::filesystem::exists(dir / "x.npy"));
 }

@@ -327,14 +327,14 @@ TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
   check_error(run(dir, {"tt", "X.npy", "-o", "T", "--eps", "-0.1"}), 2, "--eps must be a number in [0, ");
 
   check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,2"}), 1,
-              "X.npy: hosvd: 2 ranks given for 3 decomposed modes of a tensor of shape 3x4x5");
+              "X.npy: 2 ranks given for 3 decomposed modes of a tensor of shape 3x4x5");
   check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,2,6", "--method", "hosvd"}), 1,
-              "X.npy: hosvd: rank 6 for mode 2 is outside 1");
+              "X.npy: rank 6 for mode 2 is outside 1");
   check_error(run(dir, {"tucker", "Z.npy", "-o", "T", "--tol", "0.1"}), 1,
               "Z.npy: holds complex64 data; the decompositions take real arrays");
   check_error(run(dir, {"tt", "Z.npy", "-o", "T", "--eps", "0.1"}), 1, "Z.npy: holds complex64 data");
   check_error(run(dir, {"tt", "S.npy", "-o", "T", "--eps", "0.1"}), 1, "S.npy: is a 0-dimensional array");
-  check_error(run(dir, {"tt", "E.npy", "-o", "T", "--eps", "0.1"}), 1, "E.npy: tt_svd: mode 1 of shape");
+  check_error(run(dir, {"tt", "E.npy", "-o", "T", "--eps", "0.1"}), 1, "E.npy: mode 1 of shape");
   check_error(run(dir, {"tucker", "missing.npy", "-o", "T", "--tol", "0.1"}), 1, "missing.npy: cannot open");
   CHECK(dir.entries() == before);
 
@@ -346,7 +346,7 @@ TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
     for (const std::string method : {"hosvd", "sthosvd", "hooi"})
       check_error(run(dir, {"tucker", "N.npy", "-o", "T", "--tol", "0.1", "--method", method}), 1,
                   "N.npy: " + std::string(method == "sthosvd" ? "st_hosvd" : method) + ": the tensor holds NaN or Inf");
-    check_error(run(dir, {"tt", "N.npy", "-o", "T", "--eps", "0.1"}), 1, "N.npy: tt_svd: the tensor holds NaN or Inf");
+    check_error(run(dir, {"tt", "N.npy", "-o", "T", "--eps", "0.1"}), 1, "N.npy: the tensor holds NaN or Inf");
     std::filesystem::remove(dir / "N.npy");
   }
   CHECK(dir.entries() == before);

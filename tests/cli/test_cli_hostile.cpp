@@ -98,20 +98,20 @@ TEST_CASE("cli: NaN and singular data are refused naming the file; --max-conditi
   a.values<double>()[5] = std::nan("");
   save(dir, "N.npy", a);
   // svd and rank returned uninitialized memory with exit 0.
-  check_error(run(dir, {"svd", "N.npy", "-o", "P"}), 1, "N.npy: svd: the 3x3x4 tensor holds NaN or Inf");
+  check_error(run(dir, {"svd", "N.npy", "-o", "P"}), 1, "N.npy: the 3x3x4 tensor holds NaN or Inf");
   check_error(run(dir, {"rank", "N.npy"}), 1, "N.npy: singular values: the 3x3x4 tensor holds NaN or Inf");
-  check_error(run(dir, {"inverse", "N.npy", "-o", "I.npy"}), 1, "N.npy: inverse: the 3x3x4 tensor holds NaN or Inf");
+  check_error(run(dir, {"inverse", "N.npy", "-o", "I.npy"}), 1, "N.npy: the 3x3x4 tensor holds NaN or Inf");
 
   // Exactly singular slices were inverted into NaN and Inf (Eigen's rcond() is 1 for diag(1, 0)).
   io::npy_array d(npy_dtype::float64, {2, 2, 4});
   d.values<double>()[0] = 1;  // a delta along the tubes: every DFT slice is diag(1, 0)
   save(dir, "D.npy", d);
   check_error(run(dir, {"inverse", "D.npy", "-o", "I.npy", "--transform", "dft"}), 1,
-              "D.npy: inverse: transform-domain slice 0 of the 2x2x4 tensor (dft) is singular");
+              "D.npy: transform-domain slice 0 of the 2x2x4 tensor (dft) is singular");
   io::npy_array e(npy_dtype::float64, {3, 3});
   e.values<double>()[0] = e.values<double>()[4] = 1;  // diag(1, 1, 0), p = 1
   save(dir, "E.npy", e);
-  check_error(run(dir, {"inverse", "E.npy", "-o", "I.npy"}), 1, "E.npy: inverse: transform-domain slice 0");
+  check_error(run(dir, {"inverse", "E.npy", "-o", "I.npy"}), 1, "E.npy: transform-domain slice 0");
   CHECK(!std::filesystem::exists(dir / "I.npy"));
 
   // A Z of condition 1e4: refused by default (it was accepted up to 5.6e12 at p = 8), accepted on request.
@@ -119,12 +119,12 @@ TEST_CASE("cli: NaN and singular data are refused naming the file; --max-conditi
   for (std::size_t i = 0; i < 4; ++i) z.values<double>()[i * 5] = i == 3 ? 1e-4 : 1.0;
   save(dir, "Z.npy", z);
   check_error(run(dir, {"transpose", "D.npy", "-o", "T.npy", "--transform", "matrix:Z.npy"}), 1,
-              "Z.npy: matrix_transform: Z (4x4) is numerically singular: condition number estimate 10000 exceeds 8192");
+              "Z.npy: Z (4x4) is numerically singular: condition number estimate 10000 exceeds 8192");
   CHECK(run(dir, {"transpose", "D.npy", "-o", "T.npy", "--transform", "matrix:Z.npy", "--max-condition", "1e5"}).status == 0);
   z.values<double>()[1] = std::nan("");
   save(dir, "Z.npy", z);
   check_error(run(dir, {"transpose", "D.npy", "-o", "T.npy", "--transform", "matrix:Z.npy"}), 1,
-              "Z.npy: matrix_transform: Z (4x4) holds NaN or Inf");
+              "Z.npy: Z (4x4) holds NaN or Inf");
   check_error(run(dir, {"transpose", "D.npy", "-o", "T.npy", "--max-condition", "0.5"}), 2, "--max-condition must be");
 }
 

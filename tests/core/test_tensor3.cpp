@@ -89,3 +89,11 @@ TEST_CASE("arithmetic on tensors is elementwise") {
     CHECK(n.data()[e] == -a.data()[e]);
   }
 }
+
+TEST_CASE("number_text: the shortest text that reads back to the same double") {
+  CHECK(tprod::number_text(1.5) == "1.5");
+  CHECK(tprod::number_text(0.1) == "0.1");
+  CHECK(tprod::number_text(1e-5) == "1e-05");
+  CHECK(tprod::number_text(3) == "3");
+  CHECK(std::stod(tprod::number_text(0.1 + 0.2)) == 0.1 + 0.2);
+}

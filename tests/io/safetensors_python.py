@@ -2,6 +2,8 @@
 
   safetensors_python.py write FILE   writes the file test_safetensors.cpp reads back
   safetensors_python.py check FILE   checks the file test_safetensors.cpp wrote; exit status 1 and a message if wrong
+  safetensors_python.py double SRC DST   reads a model checkpoint (F32/F64 tensors), writes DST with every value
+                                         doubled, the same names, shapes and metadata plus written_by=python
 
 Values encode their C-order indices, code(i, j, k) = 100 i + 10 j + k, so any axis mix-up shows.
 """
@@ -52,8 +54,35 @@ def check(path):
     assert n % 8 == 0, "header length %d is not a multiple of 8" % n
 
 
+def double(src, dst):
+    with open(src, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8 : 8 + n])
+    data = blob[8 + n :]
+    out_header, out_data = {"__metadata__": dict(header.get("__metadata__", {}), written_by="python")}, b""
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        fmt = {"F32": "f", "F64": "d"}[entry["dtype"]]
+        begin, end = entry["data_offsets"]
+        count = (end - begin) // struct.calcsize(fmt)
+        assert count == eval("*".join(str(d) for d in entry["shape"]) or "1"), (name, entry)
+        values = struct.unpack("<%d%s" % (count, fmt), data[begin:end])
+        raw = struct.pack("<%d%s" % (count, fmt), *[2 * v for v in values])
+        out_header[name] = {"dtype": entry["dtype"], "shape": entry["shape"],
+                            "data_offsets": [len(out_data), len(out_data) + len(raw)]}
+        out_data += raw
+    text = json.dumps(out_header).encode()
+    with open(dst, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + out_data)
+
+
 if __name__ == "__main__":
     try:
-        {"write": write, "check": check}[sys.argv[1]](sys.argv[2])
+        if sys.argv[1] == "double":
+            double(sys.argv[2], sys.argv[3])
+        else:
+            {"write": write, "check": check}[sys.argv[1]](sys.argv[2])
     except AssertionError as e:
         sys.exit("safetensors_python.py: %s: %r" % (sys.argv[2], e.args))

@@ -187,6 +187,8 @@ TEST_CASE("npy: malformed files are io_errors naming the file and the problem") 
       {npy_bytes(dict("<f8", false, "(4611686018427387904,)"), ""), "byte count overflows"},
       {npy_bytes(dict("<f8", false, "(99999999999999999999999,)"), ""), "overflows 64 bits"},
       {npy_bytes(dict("<i8", false, "(2, 2)"), four), "unsupported dtype '<i8'"},
+      {npy_bytes(dict("|u1", false, "(2, 2)"), four), "'|u1' (tprod reads little-endian float32, float64, complex64, "
+                                                      "complex128); convert with arr.astype(numpy.float64)"},
       {npy_bytes(dict(">f8", false, "(2, 2)"), four), "big-endian data (dtype '>f8') is not supported"},
       {npy_bytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", four), "structured arrays"},
       {npy_bytes("{'descr': '<f8', 'fortran_order': False, }", four), "the header has no 'shape' key"},

@@ -29,18 +29,22 @@ else()
   set(expect_fftw 0)
 endif()
 set(consume ${MODE})
+set(install_fftw ${USE_FFTW})
 if(MODE STREQUAL "instances")
   set(consume find_package)
+elseif(MODE STREQUAL "find_package_without_fftw")  # installed from a build with FFTW, switched off by the consumer
+  set(consume find_package)
+  set(install_fftw ON)
 endif()
 set(consumer_options -DTPROD_CONSUME=${consume} -DTPROD_EXPECT_FFTW=${expect_fftw})
-if(MODE STREQUAL "find_package")
+if(consume STREQUAL "find_package" AND NOT MODE STREQUAL "instances")
   # Install tprod alone (nothing of its own to build: it is header-only) into a private prefix.
   set(prefix "${WORK_DIR}/prefix")
   run("configure tprod" "${CMAKE_COMMAND}" -S "${TPROD_SOURCE_DIR}" -B "${WORK_DIR}/tprod-build" ${common}
       -DTPROD_BUILD_TESTS=OFF -DTPROD_BUILD_BENCHMARKS=OFF -DTPROD_BUILD_EXAMPLES=OFF -DTPROD_BUILD_TOOLS=OFF
-      -DTPROD_BUILD_INSTANCES=OFF -DTPROD_USE_FFTW=${USE_FFTW} "-DCMAKE_INSTALL_PREFIX=${prefix}")
+      -DTPROD_BUILD_INSTANCES=OFF -DTPROD_USE_FFTW=${install_fftw} "-DCMAKE_INSTALL_PREFIX=${prefix}")
   run("install tprod" "${CMAKE_COMMAND}" --install "${WORK_DIR}/tprod-build")
-  list(APPEND consumer_options "-DCMAKE_PREFIX_PATH=${prefix}")
+  list(APPEND consumer_options "-DCMAKE_PREFIX_PATH=${prefix}" -DTPROD_USE_FFTW=${USE_FFTW})
 elseif(MODE STREQUAL "instances")
   # Install this build as it is (its tprod::instances already built) and link the consumer with the library.
   set(prefix "${WORK_DIR}/prefix")
@@ -52,7 +56,7 @@ endif()
 
 set(build "${WORK_DIR}/consumer-build")
 run("configure the consumer" "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${build}" ${common} ${consumer_options})
-if(MODE STREQUAL "find_package" OR MODE STREQUAL "instances")
+if(consume STREQUAL "find_package")
   # The consumer must have found the package just installed, not some other tprod on the machine.
   file(STRINGS "${build}/CMakeCache.txt" found REGEX "^tprod_DIR:")
   string(FIND "${found}" "${prefix}/" at)

@@ -1,4 +1,5 @@
 #pragma once
+#include <cctype>
 // The tprod program's shared parts: the command table, the parsed command line, errors with their exit
 // statuses, the transform chosen by --transform, dtype dispatch, and staged atomic outputs.
 //
@@ -158,15 +159,29 @@ tensor3<D> converted(const tensor3<T>& a) {
   }
 }
 
-/// Runs f, turning the library's shape_error and numerical_error into data_errors that name `file`.
+/// A library message without the library function's name in front ("truncated_svd: the rank k = 3 …" → "the rank
+/// k = 3 …"): the program's user typed a command, not a C++ call.
+inline std::string without_function_name(const std::string& message) {
+  std::size_t i = 0;
+  while (i < message.size() && (std::islower(static_cast<unsigned char>(message[i])) || message[i] == '_' ||
+                                message[i] == ':' || std::isdigit(static_cast<unsigned char>(message[i]))))
+    ++i;
+  const bool named = i > 0 && i + 1 < message.size() && message[i - 1] == ':' && message[i] == ' ';
+  return named ? message.substr(i + 1) : message;
+}
+
+/// Runs f, turning the library's shape_error, transform_mismatch_error and numerical_error into data_errors that
+/// name `file`.
 template <class F>
 decltype(auto) about(const std::string& file, F&& f) {
   try {
     return f();
   } catch (const shape_error& e) {
-    throw data_error(file + ": " + e.what());
+    throw data_error(file + ": " + without_function_name(e.what()));
+  } catch (const transform_mismatch_error& e) {
+    throw data_error(file + ": " + without_function_name(e.what()));
   } catch (const numerical_error& e) {
-    throw data_error(file + ": " + e.what());
+    throw data_error(file + ": " + without_function_name(e.what()));
   }
 }
 

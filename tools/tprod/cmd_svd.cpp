@@ -2,6 +2,7 @@
 // (factorizations.hpp).
 //   tprod svd A.npy -o PREFIX [--transform T] [--rank K | --energy G]: the L-SVD, written as PREFIX_{U,S,V}.npy.
 //   tprod rank A.npy [--transform T] [--tol TOL]: tubal, average and multi-rank as one JSON object.
+#include <algorithm>
 #include <limits>
 
 #include "factorizations.hpp"
@@ -17,13 +18,17 @@ command svd_command() {
           "--rank K keeps the K largest singular values of every transform-domain slice (r = K <= min(m, n)).\n"
           "--energy G keeps the smallest multi-rank holding at least the fraction G of the energy ||L(A)||_F^2\n"
           "(r = the largest kept slice rank; discarded singular values are zero in S).\n"
-          "The factors have A's dtype; real under dft for real A. All three files are replaced together.",
+          "The factors have A's dtype; real under dft for real A. All three files are replaced together.\n"
+          "Prints one JSON object on standard output:\n"
+          "  {\"relative_error\": e, \"compression_ratio\": c, \"tubal_rank\": r, \"multi_rank\": [r_0, ..., r_{p-1}]}\n"
+          "e = ||A - U *_L S *_L V^T||_F / ||A||_F, c = m n p / (sum_k r_k (m + n + 1)), the numbers the truncated\n"
+          "factors store, r_k the singular values kept in transform-domain slice k.",
           {"A.npy"},
           {output_option("prefix of the output files PREFIX_U.npy, PREFIX_S.npy, PREFIX_V.npy", "PREFIX"),
            transform_option(), max_condition_option(),
            {"rank", 0, "K", "truncate to tubal rank K", false},
            {"energy", 0, "G", "truncate to the energy fraction G, 0 < G <= 1", false}},
-          [](const invocation& inv, std::ostream&) {
+          [](const invocation& inv, std::ostream& json) {
             if (inv.has("rank") && inv.has("energy"))
               throw usage_error(inv.prefix() + "--rank and --energy exclude each other");
             const std::size_t k = inv.has("rank") ? parse_count(inv, "rank") : 0;
@@ -38,6 +43,10 @@ command svd_command() {
               out.add(prefix + "_S.npy", r.s, h.dtype);
               out.add(prefix + "_V.npy", r.v, h.dtype);
               out.commit();
+              json << "{\"relative_error\": " << json_number(r.relative_error)
+                   << ", \"compression_ratio\": " << json_number(r.compression_ratio) << ", \"tubal_rank\": "
+                   << *std::max_element(r.multi_rank.begin(), r.multi_rank.end())
+                   << ", \"multi_rank\": " << json_counts(r.multi_rank) << "}\n";
             });
           }};
 }

@@ -3,6 +3,7 @@
 #include "factorizations.hpp"
 #include "tprod/algebra/extern_templates.hpp"
 #include "tprod/algebra/svd.hpp"
+#include "tprod/algebra/svd_truncation.hpp"
 
 namespace tprod::cli {
 
@@ -25,7 +26,9 @@ svd_factors<W> lsvd(const tensor3<W>& a, const transform_choice& t, svd_request 
     auto r = request.rank     ? truncated_svd(a, l, request.rank)
              : request.energy ? energy_truncated_svd(a, l, request.energy)
                               : svd(a, l);
-    f = {std::move(r.u), std::move(r.s), std::move(r.v)};
+    const double norm = a.elements().norm();
+    const double error = (a.elements() - reconstruct(r).elements()).norm();
+    f = {std::move(r.u), std::move(r.s), std::move(r.v), r.kept, norm > 0 ? error / norm : 0.0, compression_ratio(r)};
   });
   return f;
 }

@@ -3,6 +3,7 @@
 // complex64 data are promoted, and their factors rounded back when written: two working scalars instead of four
 // (defined in factorizations.cpp; the factorizations themselves come compiled from tprod::instances).
 #include <complex>
+#include <vector>
 
 #include "cli.hpp"
 #include "tprod/algebra/rank.hpp"
@@ -15,10 +16,14 @@ struct svd_request {
   double energy = 0;
 };
 
-/// U, S, V of A = U *_L S *_L V^T, in the original domain.
+/// U, S, V of A = U *_L S *_L V^T, in the original domain, with what the truncation kept: the multi-rank over all
+/// p slices, ||A - U *_L S *_L V^T||_F / ||A||_F and m n p / storage (svd_truncation.hpp).
 template <class W>
 struct svd_factors {
   tensor3<W> u, s, v;
+  std::vector<std::size_t> multi_rank;
+  double relative_error = 0;
+  double compression_ratio = 1;
 };
 
 /// The working scalars: double and complex<double>.

@@ -31,9 +31,12 @@ constexpr void static_check_product() {
 /// @throws shape_error unless A is m×l×p and B is l×n×p.
 inline void check_product_shapes(const char* what, std::size_t am, std::size_t an, std::size_t ap, std::size_t bm,
                                  std::size_t bn, std::size_t bp) {
-  TPROD_EXPECTS(an == bm && ap == bp, std::string(what) + ": A is " + shape_string(am, an, ap) + " and B is " +
-                                          shape_string(bm, bn, bp) +
-                                          "; need A m×l×p and B l×n×p (A's columns = B's rows, same p)");
+  const std::string shapes = std::string(what) + ": A is " + shape_string(am, an, ap) + " and B is " +
+                             shape_string(bm, bn, bp) + "; ";
+  TPROD_EXPECTS(an == bm, shapes + "A's columns (" + std::to_string(an) + ") must equal B's rows (" +
+                              std::to_string(bm) + ")");
+  TPROD_EXPECTS(ap == bp, shapes + "A's tubes (p = " + std::to_string(ap) + ") must equal B's tubes (p = " +
+                              std::to_string(bp) + ")");
 }
 
 }  // namespace detail

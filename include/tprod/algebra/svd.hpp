@@ -76,17 +76,18 @@ auto slice_svds(const transformed<T, L, E>& ahat, factor_mode mode) {
   return out;
 }
 
-/// @brief The result keeping `cols` columns of U and V (all of them in full mode) and `kept[k]` singular values
-/// of stored slice k.
-template <scalar T, transform_policy L, extents3_type E, class D>
-svd_result<T, L> assemble_svd(const transformed<T, L, E>& ahat, const std::vector<slice_svd<D>>& f,
-                              factor_mode mode, std::size_t cols, const std::vector<std::size_t>& kept) {
-  const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p(), q = ahat.stored_slices();
+/// @brief The result for an m×n×p tensor under transform l from the slice SVDs f (one per stored slice), keeping
+/// `cols` columns of U and V (all of them in full mode) and `kept[k]` singular values of stored slice k.
+template <scalar T, transform_policy L, class D>
+svd_result<T, L> assemble_svd(const L& l, std::size_t m, std::size_t n, std::size_t p,
+                              const std::vector<slice_svd<D>>& f, factor_mode mode, std::size_t cols,
+                              const std::vector<std::size_t>& kept) {
+  const std::size_t q = f.size();
   const bool full = mode == factor_mode::full;
   const std::size_t ucols = full ? m : cols, vcols = full ? n : cols, srows = full ? m : cols;
-  transformed<T, L> u_hat(dextents3(m, ucols, p), ahat.transform());
-  transformed<T, L> s_hat(dextents3(srows, vcols, p), ahat.transform());
-  transformed<T, L> v_hat(dextents3(n, vcols, p), ahat.transform());
+  transformed<T, L> u_hat(dextents3(m, ucols, p), l);
+  transformed<T, L> s_hat(dextents3(srows, vcols, p), l);
+  transformed<T, L> v_hat(dextents3(n, vcols, p), l);
   Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma =
       Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>::Zero(Eigen::Index(cols), Eigen::Index(q));
   for (std::size_t k = 0; k < q; ++k) {
@@ -157,7 +158,8 @@ template <scalar T, transform_policy L, extents3_type E>
 svd_result<T, L> svd(const transformed<T, L, E>& ahat, factor_mode mode = factor_mode::economy) {
   const auto f = detail::slice_svds(ahat, mode);
   const std::size_t r = std::min(ahat.m(), ahat.n());
-  return detail::assemble_svd(ahat, f, mode, r, std::vector<std::size_t>(f.size(), r));
+  return detail::assemble_svd<T>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, mode, r,
+                                   std::vector<std::size_t>(f.size(), r));
 }
 
 /// @brief The L-SVD A = U *_L S *_L Vᵀ (paper 000, Thm. 8): Â = L(A), p slice SVDs, factors mapped back by L⁻¹.
@@ -177,7 +179,8 @@ svd_result<T, L> truncated_svd(const transformed<T, L, E>& ahat, std::size_t k) 
                 "truncated_svd: the rank k = " + std::to_string(k) + " must lie in 1..min(m, n) = " +
                     std::to_string(std::min(ahat.m(), ahat.n())) + " for the tensor " + ahat.shape());
   const auto f = detail::slice_svds(ahat, factor_mode::economy);
-  return detail::assemble_svd(ahat, f, factor_mode::economy, k, std::vector<std::size_t>(f.size(), k));
+  return detail::assemble_svd<T>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, factor_mode::economy, k,
+                                   std::vector<std::size_t>(f.size(), k));
 }
 /// @brief truncated_svd(L(A), k).
 template <host_tensor3 A, transform_policy L>
@@ -194,7 +197,7 @@ auto truncated_svd(const A& a, const L& policy, std::size_t k) {
 template <scalar T, transform_policy L, extents3_type E>
 svd_result<T, L> energy_truncated_svd(const transformed<T, L, E>& ahat, double gamma) {
   TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
-                "energy_truncated_svd: the energy fraction must lie in [0, 1], got " + std::to_string(gamma));
+                "energy_truncated_svd: the energy fraction must lie in [0, 1], got " + number_text(gamma));
   const auto f = detail::slice_svds(ahat, factor_mode::economy);
   std::vector<Eigen::Matrix<real_t<T>, Eigen::Dynamic, 1>> sigma;
   std::vector<double> weight;
@@ -204,7 +207,8 @@ svd_result<T, L> energy_truncated_svd(const transformed<T, L, E>& ahat, double g
   }
   const std::vector<std::size_t> ranks = detail::energy_ranks(sigma, weight, gamma);
   const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
-  return detail::assemble_svd(ahat, f, factor_mode::economy, cols, ranks);
+  return detail::assemble_svd<T>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, factor_mode::economy, cols,
+                                   ranks);
 }
 /// @brief energy_truncated_svd(L(A), γ).
 template <host_tensor3 A, transform_policy L>

@@ -88,7 +88,7 @@ namespace detail {
 
 inline void expect_tolerance(double tolerance, const char* where) {
   TPROD_EXPECTS(tolerance >= 0 && tolerance < 1,
-                std::string(where) + ": tolerance " + std::to_string(tolerance) + " is outside [0, 1)");
+                std::string(where) + ": tolerance " + number_text(tolerance) + " is outside [0, 1)");
 }
 
 template <real_scalar T>

@@ -100,7 +100,7 @@ inline tucker_plan plan_tucker(const nd_shape& shape, const tucker_options& opt,
                   std::string(where) + ": mode " + std::to_string(m) + " is listed twice");
   }
   TPROD_EXPECTS(opt.tolerance >= 0 && opt.tolerance < 1, std::string(where) + ": tolerance " +
-                                                             std::to_string(opt.tolerance) + " is outside [0, 1)");
+                                                             number_text(opt.tolerance) + " is outside [0, 1)");
   if (!opt.ranks.empty()) {
     TPROD_EXPECTS(opt.tolerance == 0, std::string(where) + ": give either ranks or a tolerance, not both");
     TPROD_EXPECTS(opt.ranks.size() == plan.modes.size(),

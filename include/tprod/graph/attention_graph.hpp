@@ -37,7 +37,7 @@ dense_matrix<T> attention_coefficients_from_scores(const dense_matrix<T>& scores
 /// @throws shape_error unless d_k > 0.
 template <real_scalar T>
 dense_matrix<T> attention_scores(const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& k, double d_k) {
-  TPROD_EXPECTS(d_k > 0, "attention_scores: the scale d_k = " + std::to_string(d_k) + " must be positive");
+  TPROD_EXPECTS(d_k > 0, "attention_scores: the scale d_k = " + number_text(double(d_k)) + " must be positive");
   dense_matrix<T> s = dense_matrix<T>::Zero(k.rows(), k.rows());
   s.template selfadjointView<Eigen::Lower>().rankUpdate(k, T(1 / d_k));
   s.template triangularView<Eigen::StrictlyUpper>() = s.transpose();

@@ -30,7 +30,7 @@ void expect_symmetric(const dense_matrix<T>& psi, const char* where) {
   if (!(asym <= 100.0 * n * double(std::numeric_limits<T>::epsilon()) * scale))
     throw numerical_error(std::string(where) + ": the matrix is not symmetric (|psi(" + std::to_string(i) + ", " +
                           std::to_string(j) + ") - psi(" + std::to_string(j) + ", " + std::to_string(i) +
-                          ")| = " + std::to_string(asym) +
+                          ")| = " + number_text(double(asym)) +
                           "); an undirected graph is needed, e.g. (A + A^T)/2");
 }
 

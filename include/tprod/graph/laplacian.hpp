@@ -41,7 +41,7 @@ dense_matrix<T> normalized_laplacian(const dense_matrix<T>& a) {
   for (Eigen::Index l = 0; l < d.size(); ++l) {
     if (d(l) < T(0))
       throw numerical_error("normalized_laplacian: vertex " + std::to_string(l) + " has negative degree " +
-                            std::to_string(double(d(l))) + "; D^{-1/2} is not real");
+                            number_text(double(d(l))) + "; D^{-1/2} is not real");
     s(l) = d(l) > T(0) ? T(1) / std::sqrt(d(l)) : T(0);
   }
   dense_matrix<T> l = -(s.asDiagonal() * a * s.asDiagonal());

@@ -23,7 +23,7 @@ namespace tprod {
 /// @throws shape_error unless 0 < c < 1.
 template <real_scalar T>
 dense_matrix<T> time_adjacency(std::size_t steps, double c) {
-  TPROD_EXPECTS(c > 0 && c < 1, "time_adjacency: the damping constant c = " + std::to_string(c) +
+  TPROD_EXPECTS(c > 0 && c < 1, "time_adjacency: the damping constant c = " + number_text(double(c)) +
                                     " must lie in (0, 1)");
   dense_matrix<T> a = dense_matrix<T>::Zero(Eigen::Index(steps), Eigen::Index(steps));
   for (std::size_t l2 = 1; l2 < steps; ++l2)
@@ -55,7 +55,7 @@ dense_matrix<T> shifted_inverse_sqrt(const dense_matrix<T>& a) {
     const auto b = graph_fourier(dense_matrix<T>(T(0.5) * (u + u.transpose())));
     if (!(b.lambda.minCoeff() > T(0)))
       throw numerical_error("shifted_inverse_sqrt: I + A has the eigenvalue " +
-                            std::to_string(double(b.lambda.minCoeff())) + " <= 0; it has no real inverse square root");
+                            number_text(double(b.lambda.minCoeff())) + " <= 0; it has no real inverse square root");
     return b.phi * b.lambda.array().rsqrt().matrix().asDiagonal() * b.phi.transpose();
   }
   if (!u.template triangularView<Eigen::StrictlyLower>().toDenseMatrix().isZero(0)) {
@@ -70,7 +70,7 @@ dense_matrix<T> shifted_inverse_sqrt(const dense_matrix<T>& a) {
   for (Eigen::Index j = 0; j < n; ++j) {
     if (!(u(j, j) > T(0)))
       throw numerical_error("shifted_inverse_sqrt: diagonal entry " + std::to_string(j) + " of I + A is " +
-                            std::to_string(double(u(j, j))) + " <= 0; it has no real inverse square root");
+                            number_text(double(u(j, j))) + " <= 0; it has no real inverse square root");
     r(j, j) = std::sqrt(u(j, j));
     for (Eigen::Index i = j - 1; i >= 0; --i) {
       const T s = j - i > 1 ? T(r.row(i).segment(i + 1, j - i - 1).dot(r.col(j).segment(i + 1, j - i - 1))) : T(0);

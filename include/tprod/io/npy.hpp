@@ -216,7 +216,10 @@ class npy_header_parser {
     if (d == "<c16") return npy_dtype::complex128;
     if (!d.empty() && d[0] == '>')
       npy_fail(name_, "big-endian data (dtype '" + d + "') is not supported; convert with arr.astype(arr.dtype.newbyteorder('<'))");
-    npy_fail(name_, "unsupported dtype '" + d + "' (tprod reads little-endian float32, float64, complex64, complex128)");
+    // Integers, booleans and half or long-double floats: one astype away from a dtype tprod reads.
+    const bool convertible = d.size() >= 2 && std::string_view("iubf").find(d[1]) != std::string_view::npos;
+    npy_fail(name_, "unsupported dtype '" + d + "' (tprod reads little-endian float32, float64, complex64, complex128)" +
+                        (convertible ? "; convert with arr.astype(numpy.float64)" : ""));
   }
   bool boolean() {
     for (const bool value : {true, false}) {

@@ -47,7 +47,7 @@ layer_norm_params<T> make_layer_norm_params(std::size_t n, std::size_t p,
                                             layer_norm_kind kind = layer_norm_kind::original_domain,
                                             double eps = 1e-5) {
   TPROD_EXPECTS(n > 0 && p > 0 && eps >= 0, "nn::make_layer_norm_params: width " + std::to_string(n) + ", p " +
-                                                std::to_string(p) + ", eps " + std::to_string(eps) +
+                                                std::to_string(p) + ", eps " + number_text(eps) +
                                                 " (need n, p > 0 and eps >= 0)");
   layer_norm_params<T> prm{tensor3<T>(1, n, p), tensor3<T>(1, n, p), kind, eps};
   prm.gamma.elements().setOnes();

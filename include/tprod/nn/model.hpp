@@ -11,3 +11,5 @@
 #include "tprod/nn/model/linear_layer.hpp"
 #include "tprod/nn/model/pooling_layer.hpp"
 #include "tprod/nn/model/sequential.hpp"
+
+#include "tprod/nn/extern_templates.hpp"  // declares nothing unless TPROD_EXTERN_TEMPLATES (tprod::instances)

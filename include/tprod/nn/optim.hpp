@@ -106,7 +106,7 @@ double grad_norm(const parameter_refs<T>& grads) {
 /// @throws shape_error when max_norm is not positive.
 template <std::floating_point T>
 double clip_grad_norm(parameter_refs<T>& grads, double max_norm) {
-  TPROD_EXPECTS(max_norm > 0, "nn::clip_grad_norm: max_norm " + std::to_string(max_norm) + " must be positive");
+  TPROD_EXPECTS(max_norm > 0, "nn::clip_grad_norm: max_norm " + number_text(max_norm) + " must be positive");
   const double norm = grad_norm(grads);
   if (norm > max_norm) {
     const T s = T(max_norm / norm);

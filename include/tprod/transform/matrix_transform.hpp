@@ -62,8 +62,7 @@ class matrix_transform {
 
   void check_size(std::size_t p) const {
     TPROD_EXPECTS(size() == p, "matrix_transform: Z is " + std::to_string(size()) + "x" + std::to_string(size()) +
-                                   " but the tensor has " + std::to_string(p) + " tubes (shape ?x?x" +
-                                   std::to_string(p) + ")");
+                                   " but the tubes have length p = " + std::to_string(p));
   }
   template <scalar T> std::size_t stored_slices(std::size_t p) const { return p; }
   template <scalar T> double slice_weight(std::size_t, std::size_t) const { return 1.0; }

@@ -81,9 +81,9 @@ class transformed {
   }
   template <class E2>
   void check_same_transform(const transformed<T, L, E2>& b, const char* op) const {
-    TPROD_EXPECTS(policy_ == b.transform(),
-                  std::string("transformed ") + op + ": the operands are in different " + std::string(L::name()) +
-                      " transform domains (different Z)");
+    if (!(policy_ == b.transform()))
+      throw transform_mismatch_error(std::string("transformed ") + op + ": the operands are in different " +
+                                     std::string(L::name()) + " transform domains (different Z)");
   }
 
  private:

@@ -69,8 +69,8 @@ inline std::map<std::string, std::string> to_metadata(const text_classifier_conf
           {"activation", std::string(name(c.act))},
           {"positions", std::string(name(c.positions))},
           {"learnable_positions", c.learnable_positions ? "1" : "0"},
-          {"dropout", std::to_string(c.dropout)},
-          {"embedding_scale", std::to_string(c.embedding_scale)},
+          {"dropout", number_text(c.dropout)},
+          {"embedding_scale", number_text(c.embedding_scale)},
           {"seed", std::to_string(c.seed)}};
 }
 
@@ -189,7 +189,7 @@ step_result classification_step(M& model, const tensor3<T>& input, const batch& 
   const tensor3<T>& logits = model.forward(input, b);
   auto ce = softmax_cross_entropy(logits, labels);
   if (!std::isfinite(double(ce.loss)))
-    throw numerical_error("nn::classification_step: the loss is " + std::to_string(double(ce.loss)) +
+    throw numerical_error("nn::classification_step: the loss is " + number_text(double(ce.loss)) +
                         " (the model diverged: lower the learning rate or clip the gradients)");
   step_result r{double(ce.loss), 0, std::move(ce.predicted)};
   for (std::size_t i = 0; i < labels.size(); ++i) r.correct += r.predicted[i] == labels[i];

@@ -21,7 +21,7 @@ struct dropout {
 
   /// @throws shape_error unless 0 ≤ rate < 1.
   dropout(double r, std::uint64_t s, std::string layer_name = "dropout") : rate(r), seed(s), name(std::move(layer_name)) {
-    TPROD_EXPECTS(r >= 0 && r < 1, "nn::dropout: rate " + std::to_string(r) + " must be in [0, 1)");
+    TPROD_EXPECTS(r >= 0 && r < 1, "nn::dropout: rate " + number_text(r) + " must be in [0, 1)");
   }
 
   const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {

@@ -1,0 +1,107 @@
+// Model checkpoints (nn/checkpoint.hpp): a save/load round trip through the parameter-name tree, strict loading
+// (missing, unexpected, mis-shaped and mis-typed tensors refused, naming the parameter, leaving the model as it
+// was), and a checkpoint edited by Python (json + struct only) loaded back.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "scratch_dir.hpp"
+#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model.hpp"
+#include "tprod/transform/dct.hpp"
+
+using namespace tprod;
+using tprod::test::message_of;
+using tprod::test::scratch_dir;
+
+namespace {
+
+template <class T>
+auto small_model(std::uint64_t seed, std::size_t layers = 2, std::size_t width = 8) {
+  nn::text_classifier_config c;
+  c.vocabulary = 13;
+  c.classes = 2;
+  c.width = width;
+  c.heads = 2;
+  c.hidden = 8;
+  c.layers = layers;
+  c.slices = 2;
+  c.learnable_positions = true;
+  c.seed = seed;
+  return nn::make_text_classifier<T>(c, dct{});
+}
+
+/// Copies of every parameter value, in visiting order.
+template <class T, class M>
+std::vector<tensor3<T>> values_of(M& model) {
+  std::vector<tensor3<T>> v;
+  model.for_each_parameter([&](std::string_view, tensor3<T>& t, tensor3<T>&) { v.push_back(t); });
+  return v;
+}
+
+template <class T>
+bool all_equal(const std::vector<tensor3<T>>& a, const std::vector<tensor3<T>>& b, T factor = T(1)) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].size() != b[i].size() || !(a[i].elements() * factor == b[i].elements())) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: save, then load into a differently initialized model of the same shape") {
+  scratch_dir dir;
+  auto a = small_model<float>(1), b = small_model<float>(2);
+  REQUIRE_FALSE(all_equal(values_of<float>(a), values_of<float>(b)));
+  nn::save_checkpoint<float>(dir / "a.safetensors", a, {{"epoch", "3"}});
+  const auto meta = nn::load_checkpoint<float>(dir / "a.safetensors", b);
+  CHECK(all_equal(values_of<float>(a), values_of<float>(b)));
+  CHECK(meta.at("epoch") == "3");
+  const io::safetensors_reader r(dir / "a.safetensors");
+  CHECK(r.contains("encoder.1.attn.w_qkv"));
+  CHECK(r.entry("encoder.1.attn.w_qkv").shape == std::vector<std::size_t>{4, 12, 2});
+  CHECK(r.entry("head.weight").dtype == "F32");
+}
+
+TEST_CASE("checkpoint: loading is strict and all-or-nothing") {
+  scratch_dir dir;
+  auto a = small_model<float>(1);
+  nn::save_checkpoint<float>(dir / "a.safetensors", a);
+  auto deeper = small_model<float>(2, 3);
+  const auto before = values_of<float>(deeper);
+  CHECK(message_of<io_error>([&] { nn::load_checkpoint<float>(dir / "a.safetensors", deeper); })
+            .find("no tensor for the model's parameter 'encoder.2.attn.w_qkv'") != std::string::npos);
+  auto shallower = small_model<float>(2, 1);
+  CHECK(message_of<io_error>([&] { nn::load_checkpoint<float>(dir / "a.safetensors", shallower); })
+            .find("'encoder.1.") != std::string::npos);
+  auto wider = small_model<float>(2, 2, 12);
+  const auto wider_before = values_of<float>(wider);
+  const std::string shape = message_of<shape_error>([&] { nn::load_checkpoint<float>(dir / "a.safetensors", wider); });
+  CHECK(shape.find("a.safetensors") != std::string::npos);
+  CHECK(shape.find("has shape") != std::string::npos);
+  CHECK(all_equal(values_of<float>(wider), wider_before));  // nothing was overwritten
+  CHECK(all_equal(values_of<float>(deeper), before));
+  auto in_double = small_model<double>(2);
+  CHECK(message_of<io_error>([&] { nn::load_checkpoint<double>(dir / "a.safetensors", in_double); })
+            .find("holds F32 data, not the F64") != std::string::npos);
+  CHECK(message_of<io_error>([&] { nn::load_checkpoint<float>(dir / "missing.safetensors", a); })
+            .find("missing.safetensors") != std::string::npos);
+  CHECK_THROWS_AS(nn::save_checkpoint<float>(dir / "no-such-dir" / "a.safetensors", a), io_error);
+}
+
+#ifdef TPROD_TEST_PYTHON3
+TEST_CASE("checkpoint: a file rewritten by Python (json + struct) loads with the values Python wrote") {
+  scratch_dir dir;
+  auto a = small_model<double>(1), b = small_model<double>(2);
+  nn::save_checkpoint<double>(dir / "ours.safetensors", a, {{"epoch", "1"}});
+  const std::string cmd = std::string("\"") + TPROD_TEST_PYTHON3 + "\" \"" TPROD_TEST_IO_DIR
+                          "/safetensors_python.py\" double \"" + (dir / "ours.safetensors").string() + "\" \"" +
+                          (dir / "py.safetensors").string() + "\"";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const auto meta = nn::load_checkpoint<double>(dir / "py.safetensors", b);
+  CHECK(meta.at("written_by") == "python");
+  CHECK(meta.at("epoch") == "1");
+  CHECK(all_equal(values_of<double>(a), values_of<double>(b), 2.0));  // doubling is exact in binary
+}
+#endif
