@@ -1,4 +1,4 @@
-// Transforms along the tubes, every policy and path, p ∈ {4, 16, 64, 256}, bytes/s of the input tensor;
+// Transforms along the tubes, every policy and path (automatic beside the forced ones), p ∈ {4, 16, 64, 256}, bytes/s of the input tensor;
 // the DCT of a 256×256×16 float tensor beside the limit of copying it.
 #include <benchmark/benchmark.h>
 
@@ -75,8 +75,9 @@ const bool registered = [] {
   // Every transform on both paths; 64×64 slices so that p = 256 stays a 4 MiB tensor.
   for (std::size_t p : {4, 16, 64, 256}) {
     const std::string sh = shape(64, 64, p);
-    const std::pair<const char*, transform_path> paths[] = {{"gemm", transform_path::gemm},
-                                                            {"fftw", transform_path::fftw}};
+    // automatic beside both forced paths: the measured choice must not be more than 10% slower than the faster.
+    const std::pair<const char*, transform_path> paths[] = {
+        {"gemm", transform_path::gemm}, {"fftw", transform_path::fftw}, {"automatic", transform_path::automatic}};
     for (const auto& [name, path] : paths) {
       if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
       benchmark::RegisterBenchmark(("transform/dct/" + std::string(name) + "/" + sh).c_str(),

@@ -158,11 +158,25 @@ TEST_CASE("transform_path::fftw is refused without FFTW, and a general Z always 
   if (!TPROD_HAS_FFTW)
     CHECK_THROWS_WITH_AS(transform(execution{transform_path::fftw}, a, dct{}), doctest::Contains("without FFTW"),
                          shape_error);
-  CHECK_FALSE(backend::cpu::use_fftw(tube_algorithm::none, transform_path::automatic, 4096));
-  CHECK_FALSE(backend::cpu::use_fftw(tube_algorithm::dct2, transform_path::gemm, 4096));
-  CHECK(backend::cpu::use_fftw(tube_algorithm::dft, transform_path::automatic, 4096) == bool(TPROD_HAS_FFTW));
   const matrix_transform<double> z(Eigen::MatrixXd::Identity(8, 8) * 2.0);
+  const execution automatic{transform_path::automatic};
+  CHECK_FALSE(backend::cpu::use_fftw<double>(z, 8, automatic));
+  CHECK_FALSE(backend::cpu::use_fftw<double>(dct{}, 4096, execution{transform_path::gemm}));
+  CHECK(backend::cpu::use_fftw<double>(dft{}, 4096, automatic) == bool(TPROD_HAS_FFTW));  // above the measured range
+  CHECK_FALSE(backend::cpu::use_fftw<double>(dft{}, 8, automatic));                       // below it
   TPROD_CHECK_CLOSE(transform(execution{transform_path::gemm}, a, z).data(), 2.0 * a, double, 8);
+}
+
+TEST_CASE("automatic measures FFTW against the GEMM once per tube length and keeps the choice") {
+  for (std::size_t p : {backend::cpu::measure_min_tubes, std::size_t(96), backend::cpu::measure_max_tubes}) {
+    CAPTURE(p);
+    const auto first = backend::cpu::automatic_path<float>(dct{}, p, 1);
+    CHECK((first == transform_path::gemm || (TPROD_HAS_FFTW && first == transform_path::fftw)));
+    CHECK(backend::cpu::automatic_path<float>(dct{}, p, 1) == first);  // cached, not measured again
+    const auto a = random_tensor3<float>(3, 5, p, 4);
+    TPROD_CHECK_CLOSE(transform(a, dct{}).data(), transform(execution{transform_path::gemm}, a, dct{}).data(), float,
+                      p);
+  }
 }
 
 TEST_CASE("views know their memory space: element access and Eigen maps exist on the host only") {

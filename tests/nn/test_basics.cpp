@@ -85,6 +85,29 @@ TEST_CASE("L-linear equals X *_L W + B by plain loops, and its gradients pass fi
   SUBCASE("non-orthogonal matrix transform") { check_linear_against_naive(random_transform(3, 5), 3); }
 }
 
+TEST_CASE("original_domain_gradient: dW = dŴ ×₃ Zᵀ under a non-orthogonal Z, by finite differences in W") {
+  const auto l = random_transform(3, 9);
+  const std::size_t p = 3;
+  auto prm = nn::make_linear_params<double>(3, 2, p, l, 5, false);
+  const t3 x = random_tensor3<double>(4, 3, p, 6), w_out = random_tensor3<double>(4, 2, p, 7);
+  const auto saved = nn::linear_forward(prm, x).second;
+  const t3 dw = nn::original_domain_gradient(nn::linear_backward(prm, saved, w_out).d_params.weight);
+  // J(W) = ⟨w_out, X *_L W⟩ with Ŵ = L(W): perturb the original-domain W and map it through L.
+  const dmat z = z_of(l, p);
+  const t3 w0 = mode3(prm.weight.data(), z.inverse());
+  const t3 v = random_tensor3<double>(3, 2, p, 8);
+  const auto objective = [&](const t3& w) {
+    prm.weight.data() = mode3(w, z);
+    return dot(w_out, nn::linear_forward(prm, x).first);
+  };
+  const double h = 1e-5, fd = (objective(w0 + h * v) - objective(w0 - h * v)) / (2 * h);
+  CHECK(fd == doctest::Approx(dot(v, dw)).epsilon(1e-8));
+  // and it differs from L⁻¹(dŴ), which is right only for an orthogonal Z
+  prm.weight.data() = mode3(w0, z);
+  const t3 d_hat = nn::linear_backward(prm, saved, w_out).d_params.weight.data();
+  CHECK(max_diff(mode3(d_hat, z.inverse()), dw) > 1e-3);
+}
+
 TEST_CASE("Prop. 22: with the DCT, dX = G *_L Wᵀ and the original-domain dW = Xᵀ *_L G") {
   const tprod::dct l;
   const std::size_t p = 4;
@@ -97,6 +120,7 @@ TEST_CASE("Prop. 22: with the DCT, dX = G *_L Wᵀ and the original-domain dW = 
   CHECK(max_diff(grads.d_input, l_product(g, w, z, false, true)) < 1e-13);
   // gradient with respect to the original-domain W: the adjoint of W ↦ L(W) applied to dŴ, i.e. dŴ ×₃ Zᵀ
   CHECK(max_diff(mode3(grads.d_params.weight.data(), z.transpose()), l_product(x, g, z, true, false)) < 1e-13);
+  CHECK(max_diff(nn::original_domain_gradient(grads.d_params.weight), l_product(x, g, z, true, false)) < 1e-13);
   // The map X ↦ X *_L W is linear: ⟨X *_L W, G⟩ = ⟨X, dX⟩ exactly (to rounding).
   CHECK(dot(nn::linear_forward(prm, x).first, g) == doctest::Approx(dot(x, grads.d_input)).epsilon(1e-13));
 }

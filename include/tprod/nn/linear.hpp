@@ -71,6 +71,17 @@ linear_params<T, L> zeros_like(const linear_params<T, L>& p) {
   return {zeros_like(p.weight), zeros_like(p.bias)};
 }
 
+/// @brief The gradient with respect to the original-domain parameter 𝒲 (with Ŵ = L(𝒲) = 𝒲 ×₃ Z) from the gradient
+/// with respect to Ŵ that the layers return: d𝒲 = dŴ ×₃ Zᵀ, the adjoint of L. For an orthogonal Z (the DCT) this is
+/// L⁻¹(dŴ); for a general matrix_transform it is not, and this is the one to use (e.g. to update 𝒲 itself or to
+/// compare with a framework that stores 𝒲). Under the DCT, d𝒲 = 𝒳ᵀ *_L G (Prop. 22).
+template <std::floating_point T, real_transform<T> L>
+tensor3<T> original_domain_gradient(const transformed<T, L>& d_hat) {
+  tensor3<T> out;
+  detail::transform_adjoint(d_hat.transform(), d_hat.data(), out);
+  return out;
+}
+
 /// @brief What linear_backward needs: the transformed input X̂.
 template <std::floating_point T>
 struct linear_saved {

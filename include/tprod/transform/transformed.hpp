@@ -151,7 +151,7 @@ bool transforms_in_place(const L& policy, std::size_t p, const execution& ex) {
                 !std::same_as<typename L::template original_scalar<T>, T>) {
     return false;
   } else {
-    return policy.template stored_slices<T>(p) == p && !backend::cpu::use_fftw(L::algorithm, ex.path, p);
+    return policy.template stored_slices<T>(p) == p && !backend::cpu::use_fftw<T>(policy, p, ex);
   }
 }
 }  // namespace detail

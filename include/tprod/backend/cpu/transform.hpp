@@ -3,7 +3,14 @@
 /// @brief The CPU execution of a transform policy along the tubes: Â = A ×₃ Z and A = Â ×₃ Z⁻¹, either as
 /// GEMMs with the policy's cached matrices or, for the DFT and the DCT-II, with FFTW; on the execution's
 /// threads (blocks of rows of the (m·n)×p tensor).
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "tprod/backend/cpu/fftw.hpp"
 #include "tprod/backend/cpu/parallel.hpp"
@@ -15,24 +22,39 @@
 
 namespace tprod::backend::cpu {
 
-/// @brief Smallest tube length at which `transform_path::automatic` picks FFTW for the DFT (measured;
-/// docs/performance.md).
-inline constexpr std::size_t fftw_min_tubes_dft = 64;
-/// @brief Smallest tube length at which `automatic` picks FFTW for the DCT (above the measured range: the GEMM
-/// was faster up to p = 256).
-inline constexpr std::size_t fftw_min_tubes_dct = 1024;
+/// @brief The tube lengths between which `transform_path::automatic` measures FFTW against the GEMM on the machine
+/// it runs on, once per (transform, p, scalar, threads), rather than assuming: below `measure_min_tubes` FFTW's
+/// per-tube overhead loses to one small GEMM everywhere we measured; above `measure_max_tubes` the p×p factor
+/// takes megabytes and its O(p) work per element loses to FFTW's O(log p). The switch points used to be constants
+/// measured on one machine, and were wrong by 2–3× on another (docs/design.md).
+inline constexpr std::size_t measure_min_tubes = 16;
+inline constexpr std::size_t measure_max_tubes = 1024;
 
-/// @brief Whether a transform with fast algorithm `alg` on length-p tubes runs on FFTW under `path`.
+namespace detail {
+template <class T, class L>
+bool measured_fftw_wins(const L& l, std::size_t p, std::size_t threads);
+}  // namespace detail
+
+/// @brief Whether L's transform of T-tensors with length-p tubes runs on FFTW under `ex`: never for the GEMM path
+/// or a transform without a fast algorithm; always for transform_path::fftw; for `automatic`, by the measured
+/// choice (the GEMM below measure_min_tubes, FFTW above measure_max_tubes).
 /// @throws shape_error for transform_path::fftw when tprod was built without FFTW.
-inline bool use_fftw(tube_algorithm alg, transform_path path, std::size_t p) {
-  if (path == transform_path::gemm) return false;
+template <class T, class L>
+bool use_fftw(const L& l, std::size_t p, const execution& ex) {
+  if (ex.path == transform_path::gemm) return false;
   if (!TPROD_HAS_FFTW) {
-    TPROD_EXPECTS(path != transform_path::fftw,
+    TPROD_EXPECTS(ex.path != transform_path::fftw,
                   "transform_path::fftw was requested but tprod was built without FFTW (TPROD_USE_FFTW=OFF)");
     return false;
   }
-  if (alg != tube_algorithm::dct2 && alg != tube_algorithm::dft) return false;  // no FFT for a general Z
-  return path == transform_path::fftw || p >= (alg == tube_algorithm::dft ? fftw_min_tubes_dft : fftw_min_tubes_dct);
+  if constexpr (L::algorithm != tube_algorithm::dct2 && L::algorithm != tube_algorithm::dft) {
+    return false;  // no FFT for a general Z
+  } else {
+    if (ex.path == transform_path::fftw) return true;
+    if (p < measure_min_tubes) return false;
+    if (p > measure_max_tubes) return true;
+    return detail::measured_fftw_wins<T>(l, p, ex.thread_count());
+  }
 }
 
 namespace detail {
@@ -158,13 +180,13 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
     return;
   }
 #if TPROD_HAS_FFTW
-  if (use_fftw(L::algorithm, ex.path, p)) {
+  if (use_fftw<T>(l, p, ex)) {
     if constexpr (L::algorithm == tube_algorithm::dct2) return fftw_dct<T>(in, out, forward, threads);
     if constexpr (L::algorithm == tube_algorithm::dft)
       return fftw_dft<T>(in.data(), out.data(), p, in.m() * in.n(), forward, threads);
   }
 #else
-  use_fftw(L::algorithm, ex.path, p);  // refuses transform_path::fftw
+  use_fftw<T>(l, p, ex);  // refuses transform_path::fftw
 #endif
   if constexpr (L::algorithm == tube_algorithm::dct2) {
     if (use_dct_split(p)) {
@@ -192,6 +214,51 @@ template <scalar T, transform_policy L>
 void inverse(const L& l, tensor3_view<const typename L::template domain_scalar<T>> in, tensor3_view<T> out,
              const execution& ex) {
   detail::apply_transform<T>(l, in, out, false, ex);
+}
+
+namespace detail {
+/// The measured choice: FFTW and the GEMM each transform a probe of rows·p elements (rows·p² ≈ 2²² multiply-adds
+/// on the GEMM, at least 64 tubes) three times after a warm-up (which also makes FFTW's plan and the GEMM factor),
+/// and the faster minimum wins. Cached per (p, threads) for each scalar and transform type; the lock is held while
+/// measuring so that concurrent first calls measure once.
+template <class T, class L>
+bool measured_fftw_wins(const L& l, std::size_t p, std::size_t threads) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::size_t, std::size_t>, bool> choice;
+  const std::lock_guard lock(mutex);
+  const auto key = std::make_pair(p, threads);
+  if (const auto it = choice.find(key); it != choice.end()) return it->second;
+  using D = typename L::template domain_scalar<T>;
+  const std::size_t rows = std::max<std::size_t>(64, (std::size_t(1) << 22) / (p * p));
+  std::vector<T> in(rows * p, T(1));
+  std::vector<D> out(rows * l.template stored_slices<T>(p));
+  const tensor3_view<const T> a(in.data(), rows, 1, p);
+  const tensor3_view<D> ahat(out.data(), rows, 1, l.template stored_slices<T>(p));
+  const auto fastest = [&](transform_path path) {
+    const execution ex{path, threads};
+    double best = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < 4; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      forward<T>(l, a, ahat, ex);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (run > 0) best = std::min(best, s);  // run 0 warms up (plans, factors, caches)
+    }
+    return best;
+  };
+  const bool fftw = fastest(transform_path::fftw) < fastest(transform_path::gemm);
+  choice.emplace(key, fftw);
+  return fftw;
+}
+}  // namespace detail
+
+/// @brief The path `transform_path::automatic` takes for L's transform of T-tensors with length-p tubes on
+/// `threads` threads on this machine (measuring it on first use, see use_fftw): fftw or gemm (identity for the
+/// identity transform).
+template <scalar T, transform_policy L>
+transform_path automatic_path(const L& l, std::size_t p, std::size_t threads) {
+  if constexpr (L::algorithm == tube_algorithm::identity) return transform_path::automatic;
+  return use_fftw<T>(l, p, execution{transform_path::automatic, threads}) ? transform_path::fftw
+                                                                         : transform_path::gemm;
 }
 
 }  // namespace tprod::backend::cpu
