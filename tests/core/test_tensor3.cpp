@@ -97,3 +97,11 @@ TEST_CASE("number_text: the shortest text that reads back to the same double") {
   CHECK(tprod::number_text(3) == "3");
   CHECK(std::stod(tprod::number_text(0.1 + 0.2)) == 0.1 + 0.2);
 }
+
+// Run alone in a fresh process by the CTest test core_eigen_threads (tests/CMakeLists.txt): a kernel reached
+// only through an explicit execution must still find Eigen's own threading turned off.
+TEST_CASE("execution: an explicit thread count also turns Eigen's own GEMM threading off") {
+  const tprod::execution ex{tprod::transform_path::gemm, 2};
+  CHECK(ex.thread_count() == 2);
+  CHECK(Eigen::nbThreads() == 1);
+}

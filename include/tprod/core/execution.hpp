@@ -27,7 +27,7 @@
 namespace tprod {
 
 enum class transform_path {
-  automatic,  ///< FFTW from the transform's measured threshold on (when built with FFTW), the GEMM below
+  automatic,  ///< the faster of FFTW (when built with it) and the GEMM, measured on this machine at first use
   gemm,       ///< always the GEMM with the cached matrix
   fftw        ///< always FFTW (throws tprod::shape_error if tprod was built without it)
 };
@@ -75,8 +75,13 @@ struct execution {
   transform_path path = transform_path::automatic;
   std::size_t threads = 0;
 
-  /// @brief The thread count this execution runs on.
-  std::size_t thread_count() const { return threads != 0 ? threads : num_threads(); }
+  /// @brief The thread count this execution runs on. Reads the process setting even when `threads` is given: its
+  /// first read is what turns Eigen's own GEMM threading off (see num_threads_setting), and a kernel reached only
+  /// through explicit executions would otherwise run Eigen's teams inside tprod's (measured 570× slower).
+  std::size_t thread_count() const {
+    const std::size_t process = num_threads();
+    return threads != 0 ? threads : process;
+  }
   friend constexpr bool operator==(const execution&, const execution&) = default;
 };
 
