@@ -46,6 +46,7 @@ double transform_condition(const L& l) {
 }
 
 /// @brief Multi-rank, average rank and tubal rank of a tensor given in the transform domain.
+/// @param ahat Â = L(A), the tensor in the transform domain.
 /// @param tol count singular values σ > tol; negative (default): default_rank_tolerance with ε = epsilon and
 /// κ = transform_condition(L).
 /// @param epsilon the ε of the default tolerance: that of T's precision unless given.

@@ -151,6 +151,7 @@ std::vector<std::size_t> energy_ranks(const std::vector<Eigen::Matrix<R, Eigen::
 }  // namespace detail
 
 /// @brief The L-SVD of a tensor given in the transform domain: Â_k = Û_k Ŝ_k V̂_kᴴ for every stored slice.
+/// @param ahat Â = L(A), the tensor in the transform domain.
 /// @param mode economy (default; r = min(m, n) singular tubes) or full.
 /// @throws shape_error for a tensor with an empty dimension; numerical_error for NaN or Inf (or an SVD that did
 /// not converge).
@@ -192,6 +193,7 @@ auto truncated_svd(const A& a, const L& policy, std::size_t k) {
 /// Σ_k Σ_{i<r_k} σ_{ik}² is at least γ·‖Â‖²_F, counted over all p transform-domain slices (a stored DFT slice
 /// standing for a conjugate pair counts twice). U and V keep max(1, max_k r_k) columns; slice k of Ŝ keeps
 /// its r_k largest singular values and zeros the rest. `kept` is the multi-rank.
+/// @param ahat Â = L(A), the tensor in the transform domain.
 /// @param gamma in [0, 1]; γ = 1 keeps every nonzero singular value, γ = 0 none.
 /// @throws shape_error for γ outside [0, 1] or an empty tensor; numerical_error for NaN or Inf.
 template <scalar T, transform_policy L, extents3_type E>

@@ -3,7 +3,7 @@
 /// @brief IDX files (the format of MNIST and Fashion-MNIST), gzip-compressed or not, and the Fashion-MNIST
 /// splits as Debian's dataset-fashion-mnist package installs them.
 ///
-/// An IDX file is the magic 0x00 0x00 <type> <ndim>, ndim big-endian 32-bit dimensions, then the elements in
+/// An IDX file is the magic 0x00 0x00 `<type>` `<ndim>`, ndim big-endian 32-bit dimensions, then the elements in
 /// C order. tprod reads the unsigned-byte type (0x08) that the MNIST family uses. zlib's gzread reads gzip and
 /// plain files alike. Reading is strict: magic, type, dimension count, data size against the header (truncated
 /// or trailing bytes), a corrupt gzip stream; each is an io_error starting with the file name. The data is read

@@ -58,7 +58,10 @@ mpo_linear_params<T> zeros_like(const mpo_linear_params<T>& p) {
 /// @brief Random cores, i.i.d. uniform in [−a, a] with the same a for every core, chosen so that each entry of
 ///        W = 𝒢_1⋯𝒢_N has the variance 1/(3I) of the dense L-linear layer's U[−1/√I, 1/√I] weights: an entry of W
 ///        sums Π_{n=1}^{N−1} R_n products of N independent zero-mean entries, so Var w = (a²/3)^N·Π R_n.
+/// @param row_dims (I_1, …, I_N), the factorization of the input size I = Π I_n.
+/// @param col_dims (J_1, …, J_N), the factorization of the output size J = Π J_n.
 /// @param bond_ranks (R_1, …, R_{N−1}).
+/// @param seed the seed of the random cores.
 /// @throws shape_error when the factorizations differ in length, a size or rank is zero, or bond_ranks does not
 ///         have N − 1 entries.
 template <real_scalar T>

@@ -206,6 +206,8 @@ std::vector<std::size_t> tsa_lengths(std::size_t in_width, Eigen::Index rows, Ei
 }  // namespace detail
 
 /// @brief One TSA head (Alg. 1, with the general filter when α is learnable): Y ∈ ℝ^{(B·L)×J}.
+/// @param prm the head's parameters.
+/// @param x the (B·L)×I input, B sequences of L rows.
 /// @param omega the L×L time graph Ω; X must hold whole sequences of L rows.
 /// @param lengths empty, or the number of real (unpadded) tokens of each sequence.
 /// @throws shape_error for an X, Ω or lengths that do not fit the parameters.

@@ -41,6 +41,7 @@ class matrix_transform {
   matrix_transform() = default;
 
   /// @brief From Z (any Eigen expression convertible to a matrix of Scalar).
+  /// @param z the p×p matrix Z (Â(i, j, :) = Z·A(i, j, :)).
   /// @param max_condition refuse Z whose 1-norm condition estimate exceeds this (≤ 0: the default
   ///        default_max_condition = ε^(−1/4), ε of Scalar's precision; see the accuracy note above).
   /// @throws shape_error if Z is not square (or not P×P); numerical_error if Z is singular, ill-conditioned,
