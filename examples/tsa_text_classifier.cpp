@@ -14,6 +14,7 @@
 // Command: tsa_text_classifier --data build/data/spam-assassin [--quick] [--out DIR] [--summary FILE]
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -70,14 +71,35 @@ encoded_split encode(const io::text_split& split, const std::vector<std::size_t>
   return e;
 }
 
-/// All documents, or (quick mode) a random subset of `limit` of them — the splits are grouped by label.
+/// A comma-separated list of widths ("32,128"). @throws std::invalid_argument naming the option.
+std::vector<std::size_t> parse_widths(const examples::options& opt, const std::string& key,
+                                      std::vector<std::size_t> fallback) {
+  const auto it = opt.extra.find(key);
+  if (it == opt.extra.end()) return fallback;
+  std::vector<std::size_t> widths;
+  std::size_t begin = 0;
+  while (begin <= it->second.size()) {
+    const std::size_t end = std::min(it->second.find(',', begin), it->second.size());
+    const std::string item = it->second.substr(begin, end - begin);
+    char* stop = nullptr;
+    const long long w = std::strtoll(item.c_str(), &stop, 10);
+    if (item.empty() || *stop != '\0' || w <= 0)
+      throw std::invalid_argument("--" + key + " expects positive widths separated by commas, got '" + it->second +
+                                  "'");
+    widths.push_back(std::size_t(w));
+    begin = end + 1;
+  }
+  return widths;
+}
+
+/// The indices of a split in a fixed random order (the splits are grouped by label, and the training accuracy is
+/// measured on the first documents), cut to `limit` documents in quick mode (0: all).
 std::vector<std::size_t> pick(std::size_t count, std::size_t limit, std::uint64_t seed) {
   std::vector<std::size_t> idx(count);
   std::iota(idx.begin(), idx.end(), 0);
-  if (limit == 0 || limit >= count) return idx;
   std::mt19937_64 rng(seed);
   std::shuffle(idx.begin(), idx.end(), rng);
-  idx.resize(limit);
+  if (limit > 0 && limit < count) idx.resize(limit);
   return idx;
 }
 
@@ -154,7 +176,9 @@ int run(int argc, char** argv) {
       "build/data/spam-assassin",
       {{"length", "tokens per sequence (default 200; quick 64)"},
        {"damping", "c of the time graph, omega = c^|l2-l1|/2 (default 0.9)"},
-       {"lr", "peak learning rate of the one-cycle schedule (default 0.003)"}});
+       {"lr", "peak learning rate of the one-cycle schedule (default 0.003)"},
+       {"tsa-widths", "embedding widths of the TSA models, powers of two >= 4 (default 32,64; quick 16)"},
+       {"dpa-widths", "embedding widths of the dot-product models, even (default 8,32,64; quick 8)"}});
   const std::size_t length = std::size_t(opt.number("length", opt.quick ? 64 : 200));
   const double damping = opt.number("damping", 0.9);
   if (length < 2) throw std::invalid_argument("--length must be at least 2");
@@ -172,13 +196,26 @@ int run(int argc, char** argv) {
               opt.data.string().c_str(), train.size(), test.size(), corpus.labels().size(), vocab.size(), length);
 
   // ≈300 attention parameters: TSA at d = 32 (QTT, 332) against DPA at d = 8 (288); then both at the same widths.
-  const std::vector<model_spec> specs =
-      opt.quick ? std::vector<model_spec>{{"tsa", 16}, {"dpa", 8}}
-                : std::vector<model_spec>{{"tsa", 32}, {"dpa", 8}, {"dpa", 32}, {"tsa", 128}, {"dpa", 128}};
+  using widths = std::vector<std::size_t>;
+  std::vector<model_spec> specs;
+  for (std::size_t w : parse_widths(opt, "tsa-widths", opt.quick ? widths{16} : widths{32, 64})) {
+    if (w < 4 || (w & (w - 1)) != 0)
+      throw std::invalid_argument("--tsa-widths: " + std::to_string(w) + " is not a power of two of at least 4 (QTT)");
+    specs.push_back({"tsa", w});
+  }
+  for (std::size_t w : parse_widths(opt, "dpa-widths", opt.quick ? widths{8} : widths{8, 32, 64})) {
+    if (w % heads != 0)
+      throw std::invalid_argument("--dpa-widths: " + std::to_string(w) + " is not divisible by the " +
+                                  std::to_string(heads) + " heads");
+    specs.push_back({"dpa", w});
+  }
+  if (specs.empty()) throw std::invalid_argument("no models to train");
   examples::fit_config fit;
-  fit.epochs = opt.epochs.value_or(opt.quick ? 1 : 4);
+  fit.epochs = opt.epochs.value_or(opt.quick ? 2 : 3);
   fit.lr = opt.number("lr", 3e-3);
   fit.progress_every = opt.quick ? 5 : 40;
+  fit.eval_train_limit = 2000;  // the training accuracy on 2000 random training documents: evaluation is a third of
+                                // the run's time
   examples::training_log log(opt.out / "training_log.csv");
   const run_context ctx{train, test, length, vocab.size(), corpus.labels().size(), damping, fit, log,
                         opt.out / "checkpoints"};
