@@ -13,6 +13,7 @@
 //
 // Command: tsa_text_classifier --data build/data/spam-assassin [--quick] [--out DIR] [--summary FILE]
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -176,24 +177,15 @@ int run(int argc, char** argv) {
       "build/data/spam-assassin",
       {{"length", "tokens per sequence (default 200; quick 64)"},
        {"damping", "c of the time graph, omega = c^|l2-l1|/2 (default 0.9)"},
-       {"lr", "peak learning rate of the one-cycle schedule (default 0.003)"},
+       {"lr", "peak learning rate of the one-cycle schedule (default 0.003; quick 0.01)"},
        {"tsa-widths", "embedding widths of the TSA models, powers of two >= 4 (default 32,64; quick 16)"},
        {"dpa-widths", "embedding widths of the dot-product models, even (default 8,32,64; quick 8)"}});
-  const std::size_t length = std::size_t(opt.number("length", opt.quick ? 64 : 200));
+  const double length_option = opt.number("length", opt.quick ? 64 : 200);
   const double damping = opt.number("damping", 0.9);
-  if (length < 2) throw std::invalid_argument("--length must be at least 2");
+  if (length_option < 2 || length_option != std::floor(length_option))
+    throw std::invalid_argument("--length must be a whole number of at least 2");
+  const auto length = std::size_t(length_option);
   if (!(damping > 0 && damping < 1)) throw std::invalid_argument("--damping must lie in (0, 1)");
-
-  const io::text_corpus corpus = io::read_text_corpus(opt.data);
-  const auto train_docs = pick(corpus.train.examples.size(), opt.quick ? 600 : 0, 1);
-  const auto test_docs = pick(corpus.test.examples.size(), opt.quick ? 300 : 0, 2);
-  std::vector<std::string> texts;
-  for (std::size_t i : train_docs) texts.push_back(corpus.train.examples[i].text);
-  const auto vocab = io::vocabulary::build(texts, 20000);
-  const encoded_split train = encode(corpus.train, train_docs, vocab, length);
-  const encoded_split test = encode(corpus.test, test_docs, vocab, length);
-  std::printf("%s: %zu training and %zu test documents, %zu labels, %zu ids in the vocabulary, %zu tokens each\n",
-              opt.data.string().c_str(), train.size(), test.size(), corpus.labels().size(), vocab.size(), length);
 
   // ≈300 attention parameters: TSA at d = 32 (QTT, 332) against DPA at d = 8 (288); then both at the same widths.
   using widths = std::vector<std::size_t>;
@@ -210,9 +202,21 @@ int run(int argc, char** argv) {
     specs.push_back({"dpa", w});
   }
   if (specs.empty()) throw std::invalid_argument("no models to train");
+
+  const io::text_corpus corpus = io::read_text_corpus(opt.data);
+  const auto train_docs = pick(corpus.train.examples.size(), opt.quick ? 600 : 0, 1);
+  const auto test_docs = pick(corpus.test.examples.size(), opt.quick ? 300 : 0, 2);
+  std::vector<std::string> texts;
+  for (std::size_t i : train_docs) texts.push_back(corpus.train.examples[i].text);
+  const auto vocab = io::vocabulary::build(texts, 20000);
+  const encoded_split train = encode(corpus.train, train_docs, vocab, length);
+  const encoded_split test = encode(corpus.test, test_docs, vocab, length);
+  std::printf("%s: %zu training and %zu test documents, %zu labels, %zu ids in the vocabulary, %zu tokens each\n",
+              opt.data.string().c_str(), train.size(), test.size(), corpus.labels().size(), vocab.size(), length);
+
   examples::fit_config fit;
-  fit.epochs = opt.epochs.value_or(opt.quick ? 2 : 3);
-  fit.lr = opt.number("lr", 3e-3);
+  fit.epochs = opt.epochs.value_or(opt.quick ? 4 : 3);
+  fit.lr = opt.number("lr", opt.quick ? 1e-2 : 3e-3);  // quick: few steps, so a higher peak
   fit.progress_every = opt.quick ? 5 : 40;
   fit.eval_train_limit = 2000;  // the training accuracy on 2000 random training documents: evaluation is a third of
                                 // the run's time
