@@ -4,6 +4,8 @@
 // the MPO cores are checked both ways), accumulation over backward passes, names, and errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 

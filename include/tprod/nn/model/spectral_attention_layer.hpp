@@ -10,6 +10,7 @@
 /// what the optimizer updates. Each forward pass copies those few hundred numbers into the cores; each backward
 /// pass adds the cores' fresh gradients into the tensor3 gradients. (Copies rather than views: ndtensor owns its
 /// storage, and the copy costs nothing next to the L×L attention.)
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
