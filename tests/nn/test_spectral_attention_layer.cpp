@@ -1,0 +1,177 @@
+// The stateful TSA layer (nn/model/spectral_attention_layer.hpp) and the attention-only layer
+// (nn/model/attention_layer.hpp): the same output as the stateless functions, gradients through the layer's
+// tensor3 parameters (finite differences and the adjoint identity, so the copies between the tensor3 mirrors and
+// the MPO cores are checked both ways), accumulation over backward passes, names, and errors.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "nn_test_util.hpp"
+#include "tprod/nn/model.hpp"
+#include "tprod/nn/model/attention_layer.hpp"
+#include "tprod/nn/model/spectral_attention_layer.hpp"
+
+using namespace nn_test;
+namespace nn = tprod::nn;
+
+namespace {
+
+constexpr std::size_t steps = 5, batch_size = 2;
+
+/// Variables x and every parameter of a layer; forward and backward through the layer (gradients zeroed first,
+/// so backward returns the fresh gradients of one pass).
+template <class Layer>
+diff_map layer_diff_map(Layer& layer, t3& x, const nn::batch& b) {
+  diff_map f;
+  f.vars = {&x};
+  f.names = {"x"};
+  std::vector<t3*> grads;
+  layer.for_each_parameter([&](std::string_view name, t3& v, t3& g) {
+    f.vars.push_back(&v);
+    f.names.emplace_back(name);
+    grads.push_back(&g);
+  });
+  f.forward = [&layer, &x, b] { return layer.forward(x, b); };
+  f.backward = [&layer, &x, b, grads](const t3& w) {
+    for (auto* g : grads) g->elements().setZero();
+    layer.forward(x, b);
+    std::vector<t3> out{layer.backward(w)};
+    for (auto* g : grads) out.push_back(*g);
+    return out;
+  };
+  return f;
+}
+
+nn::spectral_attention_layer<double> small_tsa(std::size_t filter_order) {
+  auto prm = nn::make_tsa_params<double>({2, 2, 2}, {2, 2, 2}, 2, 2, filter_order, 81);
+  for (auto& h : prm.heads)
+    for (std::size_t k = 0; k < h.alpha.size(); ++k) h.alpha.data()[k] = 0.7 - 0.3 * double(k);
+  return nn::spectral_attention_layer<double>(std::move(prm), 0.8);
+}
+
+}  // namespace
+
+TEST_CASE("TSA layer: the output of tsa_forward, parameters named by head and core, cores as tensor3") {
+  auto layer = small_tsa(3);
+  const t3 x = 2 * tprod::random_tensor3<double>(batch_size * steps, 8, 1, 82);
+  const nn::batch b{batch_size, {}, {5, 3}, nn::phase::train};
+  const t3 y = layer.forward(x, b);
+  const auto omega = tprod::bidirectional_time_adjacency<double>(steps, 0.8);
+  const dmat ref = nn::tsa_forward<double>(layer.params(), x.slice(0), omega, b.lengths).first;
+  REQUIRE(y.m() == batch_size * steps);
+  REQUIRE(y.n() == 8);
+  REQUIRE(y.p() == 1);
+  CHECK((dmat(y.slice(0)) - ref).cwiseAbs().maxCoeff() == 0.0);
+
+  std::vector<std::string> names;
+  std::size_t count = 0;
+  layer.for_each_parameter([&](std::string_view name, t3& v, t3& g) {
+    names.emplace_back(name);
+    count += v.size();
+    CHECK(g.size() == v.size());
+  });
+  CHECK(count == layer.parameter_count());
+  CHECK(names.front() == "tsa.head_0.key.core_0");
+  CHECK(std::find(names.begin(), names.end(), "tsa.head_1.alpha") != names.end());
+  CHECK(names.back() == "tsa.projection.core_3");
+  // a core R_{n-1}×I_n×J_n×R_n is held as (R_{n-1}·I_n)×J_n×R_n with the same column-major entries
+  layer.for_each_parameter([&](std::string_view name, t3& v, t3&) {
+    if (name == "tsa.head_0.value.core_1") {
+      const auto& core = layer.params().heads[0].value.weight.cores[1];
+      CHECK(v.m() == 4);
+      CHECK(v.n() == 2);
+      CHECK(v.p() == 2);
+      CHECK(std::equal(v.data(), v.data() + v.size(), core.data()));
+    }
+  });
+}
+
+TEST_CASE("TSA layer gradients through its tensor3 parameters (simplified and polynomial filters, padding)") {
+  for (const std::size_t order : {std::size_t(0), std::size_t(3)}) {
+    CAPTURE(order);
+    auto layer = small_tsa(order);
+    // inputs scaled up so that the scores spread over both signs of ReLU
+    t3 x = 3 * tprod::random_tensor3<double>(batch_size * steps, 8, 1, 83);
+    const nn::batch b{batch_size, {}, {5, 4}, nn::phase::train};
+    auto f = layer_diff_map(layer, x, b);
+    check_gradients(f, 84);
+  }
+}
+
+TEST_CASE("TSA layer: backward passes add their gradients; an optimizer's update reaches the cores") {
+  auto layer = small_tsa(2);
+  const t3 x = tprod::random_tensor3<double>(batch_size * steps, 8, 1, 85);
+  const t3 dy = tprod::random_tensor3<double>(batch_size * steps, 8, 1, 86);
+  const nn::batch b{batch_size, {}, {}, nn::phase::train};
+  auto params = nn::parameters<double>(layer);
+  params.zero_grad();
+  layer.forward(x, b);
+  layer.backward(dy);
+  std::vector<t3> once;
+  for (auto* g : params.grads.tensors) once.push_back(*g);
+  layer.forward(x, b);
+  layer.backward(dy);
+  // the second pass adds the same numbers (up to the summation order of a threaded GEMM): g + g = 2g
+  for (std::size_t i = 0; i < once.size(); ++i)
+    CHECK(max_diff(*params.grads.tensors[i], t3(2.0 * once[i])) <=
+          64 * std::numeric_limits<double>::epsilon() * (1 + max_abs(once[i])));
+
+  // the optimizer writes the tensor3 values; the next forward pass uses them
+  params.values.tensors[0]->elements().setZero();
+  CHECK(tprod::detail::elements(layer.params().heads[0].key.weight.cores[0]).isZero());
+}
+
+TEST_CASE("TSA layer in a sequential model: embedding, positions, TSA, pooling, head train end to end") {
+  using model_t = nn::sequential<double, nn::token_embedding<double>,
+                                 nn::positional_layer<double, nn::sinusoidal_positional_params<double>>,
+                                 nn::spectral_attention_layer<double>, nn::pooling_layer<double>,
+                                 nn::flatten_layer<double>, nn::linear_layer<double, tprod::identity_transform>>;
+  static_assert(nn::layer<model_t, double>);
+  model_t model(nn::token_embedding<double>(nn::make_embedding_params<double>(30, 8, 87), 1),
+                nn::positional_layer<double, nn::sinusoidal_positional_params<double>>(
+                    nn::make_sinusoidal_positional<double>(1, nn::alpha_strategy::standard)),
+                nn::spectral_attention_layer<double>(nn::make_qtt_tsa_params<double>(8, 2, 0, 88), 0.9),
+                nn::pooling_layer<double>(nn::pooling::mean), nn::flatten_layer<double>{},
+                nn::linear_layer<double, tprod::identity_transform>(
+                    nn::make_linear_params<double>(8, 2, 1, tprod::identity_transform{}, 89), "head"));
+  auto params = nn::parameters<double>(model);
+  CHECK(params.count() == 30 * 8 + model.get<2>().parameter_count() + 8 * 2 + 2);
+  nn::adamw<double> opt({1e-2, 0.9, 0.999, 1e-8, 0.0});
+  nn::batch b{batch_size, {2, 3, 4, 5, 0, 7, 8, 9, 0, 0}, {4, 3}, nn::phase::train};
+  const std::vector<std::size_t> labels{0, 1};
+  const tprod::tensor3<double> none;
+  params.zero_grad();
+  const double first = nn::classification_step(model, none, b, labels).loss;
+  for (int i = 0; i < 30; ++i) {
+    nn::step(opt, params);
+    params.zero_grad();
+    nn::classification_step(model, none, b, labels);
+  }
+  CHECK(nn::classification_step(model, none, b, labels).loss < first);
+}
+
+TEST_CASE("attention-only layer: the output and gradients of attention_forward / attention_backward") {
+  nn::attention_layer<double, tprod::identity_transform> layer(
+      nn::make_attention_params<double>(4, 2, 1, tprod::identity_transform{}, 90));
+  t3 x = tprod::random_tensor3<double>(batch_size * steps, 4, 1, 91);
+  const nn::batch b{batch_size, {}, {5, 2}, nn::phase::train};
+  const t3 ref = nn::attention_forward(layer.params.value, x, batch_size, nn::attention_mask{false, b.lengths}).first;
+  CHECK(max_diff(layer.forward(x, b), ref) == 0.0);
+  auto f = layer_diff_map(layer, x, b);
+  check_gradients(f, 92);
+}
+
+TEST_CASE("TSA layer refuses a bad damping, input width, slice count or batch, naming them") {
+  CHECK_THROWS_WITH_AS(nn::spectral_attention_layer<double>(nn::make_qtt_tsa_params<double>(8, 1, 0, 1), 1.0),
+                       doctest::Contains("damping"), tprod::shape_error);
+  auto layer = small_tsa(0);
+  const nn::batch b{batch_size, {}, {}, nn::phase::train};
+  CHECK_THROWS_WITH_AS(layer.forward(t3(batch_size * steps, 4, 1), b), doctest::Contains("x8x1"), tprod::shape_error);
+  CHECK_THROWS_WITH_AS(layer.forward(t3(batch_size * steps, 8, 2), b), doctest::Contains("p = 1"), tprod::shape_error);
+  CHECK_THROWS_WITH_AS(layer.forward(t3(9, 8, 1), b), doctest::Contains("whole sequences"), tprod::shape_error);
+  const nn::batch bad_lengths{batch_size, {}, {5, 0}, nn::phase::train};
+  CHECK_THROWS_AS(layer.forward(t3(batch_size * steps, 8, 1), bad_lengths), tprod::shape_error);
+}
