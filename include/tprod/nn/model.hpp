@@ -9,6 +9,7 @@
 #include "tprod/nn/model/input_layers.hpp"
 #include "tprod/nn/model/layer.hpp"
 #include "tprod/nn/model/linear_layer.hpp"
+#include "tprod/nn/model/norm_layer.hpp"
 #include "tprod/nn/model/pooling_layer.hpp"
 #include "tprod/nn/model/sequential.hpp"
 

@@ -22,6 +22,7 @@
 #include "tprod/nn/model/encoder_stack.hpp"
 #include "tprod/nn/model/input_layers.hpp"
 #include "tprod/nn/model/linear_layer.hpp"
+#include "tprod/nn/model/norm_layer.hpp"
 #include "tprod/nn/model/pooling_layer.hpp"
 #include "tprod/nn/model/sequential.hpp"
 #include "tprod/transform/identity_transform.hpp"
@@ -140,7 +141,8 @@ text_classifier<T, L> make_text_classifier(const text_classifier_config& c, cons
 /// @brief A vision transformer on patches: every image is T patches of `patch_features` values per slice
 /// (input (B·T)×patch_features×p), projected to d_s per slice by an L-linear layer. With the paper001_config
 /// layer (pre-norm, transform-domain LayerNorm, t-softmax, no biases) and p = C channels this is TCP-ViT
-/// (paper 001 §7); with p = 1 and the identity transform the standard ViT.
+/// (paper 001 §7); with p = 1 and the identity transform the standard ViT. As pre-norm encoders do, the class
+/// token is normalized once more (the layer's kind of LayerNorm) before the head.
 struct vit_config {
   std::size_t patches = 49;         ///< T, patches per image
   std::size_t patch_features = 16;  ///< values of one patch in one slice
@@ -154,7 +156,8 @@ struct vit_config {
 template <std::floating_point T, real_transform<T> L>
 using vit_classifier =
     sequential<T, linear_layer<T, L>, class_token_layer<T>, positional_layer<T, learned_positional_params<T>>,
-               dropout<T>, encoder_stack<T, L>, pooling_layer<T>, flatten_layer<T>, linear_layer<T, identity_transform>>;
+               dropout<T>, encoder_stack<T, L>, pooling_layer<T>, norm_layer<T, L>, flatten_layer<T>,
+               linear_layer<T, identity_transform>>;
 
 template <std::floating_point T, real_transform<T> L>
 vit_classifier<T, L> make_vit_classifier(const vit_config& c, const L& l) {
@@ -167,7 +170,8 @@ vit_classifier<T, L> make_vit_classifier(const vit_config& c, const L& l) {
       class_token_layer<T>(make_class_token<T>(ds, p, c.seed + 1)),
       positional_layer<T, learned_positional_params<T>>(make_learned_positional<T>(c.patches + 1, ds, p, c.seed + 2)),
       dropout<T>(c.dropout, c.seed + 7), encoder_stack<T, L>(make_encoder_layers<T>(c.layer, c.layers, l, c.seed + 100)),
-      pooling_layer<T>(pooling::class_token), flatten_layer<T>{},
+      pooling_layer<T>(pooling::class_token),
+      norm_layer<T, L>(make_layer_norm_params<T>(ds, p, c.layer.norm, c.layer.eps), l), flatten_layer<T>{},
       linear_layer<T, identity_transform>(make_linear_params<T>(ds * p, c.classes, 1, identity_transform{}, c.seed + 3),
                                           "head"));
 }
