@@ -214,7 +214,8 @@ TEST_CASE("a few AdamW steps fit a fixed batch (the training loop is wired end t
 }
 
 TEST_CASE("composition errors name what is wrong") {
-  CHECK_THROWS_AS(nn::encoder_stack<double, tprod::dct>({}), tprod::shape_error);
+  using dct_stack = nn::encoder_stack<double, tprod::dct>;
+  CHECK_THROWS_AS(dct_stack({}), tprod::shape_error);
   auto c = small_text_config();
   c.heads = 3;  // p = 2 does not divide H = 3
   CHECK_THROWS_AS(nn::make_text_classifier<double>(c, tprod::dct{}), tprod::shape_error);
