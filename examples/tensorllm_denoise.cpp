@@ -99,7 +99,9 @@ std::vector<tucker_ranks> parse_ranks(const std::string& list, std::size_t d, st
 /// f = 1/4 also R3 = 2 (the four slabs W^Q, W^K, W^V, (W^O)ᵀ of a head forced into a 2-dimensional span).
 std::vector<tucker_ranks> default_ranks(std::size_t d, std::size_t dh, bool quick) {
   const auto at = [&](double f, std::size_t r3) {
-    const auto scaled = [f](std::size_t n) { return std::max<std::size_t>(1, std::size_t(std::lround(f * double(n)))); };
+    const auto scaled = [f](std::size_t n) {
+      return std::max<std::size_t>(1, std::size_t(std::lround(f * double(n))));
+    };
     return tucker_ranks{scaled(d), scaled(dh), r3};
   };
   if (quick) return {at(1.0 / 8, 4), at(1.0 / 2, 4)};
@@ -177,11 +179,17 @@ bool plot_results(const std::vector<variant_result>& rows, double original_accur
     std::fprintf(stderr, "note: gnuplot not found (apt-get install gnuplot-nox): no plot\n");
     return false;
   }
-  std::ostringstream d;  // index 0: tucker, index 1: laser
-  for (const char* method : {"tucker", "laser"}) {
-    d << "# " << method << ": compression_ratio test_accuracy relative_error\n";
+  // index 0: Tucker with R3 = 4 (the sweep over R1, R2), index 1: LASER, index 2: Tucker with R3 < 4 (points only)
+  const auto series = [](const variant_result& r) {
+    if (r.method == "laser") return 1;
+    if (r.method != "tucker") return -1;
+    return r.rank.ends_with("x4") ? 0 : 2;
+  };
+  std::ostringstream d;
+  for (int index = 0; index < 3; ++index) {
+    d << "# series " << index << ": compression_ratio test_accuracy relative_error\n";
     for (const auto& r : rows)
-      if (r.method == method)
+      if (series(r) == index)
         d << r.compression_ratio << ' ' << 100 * r.summary.test_accuracy << ' ' << r.relative_error << '\n';
     d << "\n\n";
   }
@@ -193,13 +201,15 @@ bool plot_results(const std::vector<variant_result>& rows, double original_accur
   g << "set terminal pngcairo size 1100,450 noenhanced font ',10'\nset output '" << tmp.string() << "'\n"
     << "set multiplot layout 1,2 title '" << title << "'\nset grid\nset logscale x\n"
     << "set xlabel 'compression ratio of the attention weights (N_original / N_compressed)'\n"
-    << "set key bottom left\nset ylabel 'test accuracy (%)'\n"
-    << "plot '" << dat.string() << "' index 0 using 1:2 with linespoints pt 7 title 'Tucker, shared factors', '"
-    << dat.string() << "' index 1 using 1:2 with linespoints pt 5 title 'LASER, same storage', " << 100 * original_accuracy
+    << "set key center left\nset ylabel 'test accuracy (%)'\n"
+    << "plot '" << dat.string() << "' index 0 using 1:2 with linespoints pt 7 title 'Tucker, shared factors, R3 = 4', '"
+    << dat.string() << "' index 1 using 1:2 with linespoints pt 5 title 'LASER, same storage', '" << dat.string()
+    << "' index 2 using 1:2 with points pt 9 ps 1.5 title 'Tucker, R3 < 4', " << 100 * original_accuracy
     << " with lines dt 2 lc rgb 'black' title 'uncompressed'\n"
-    << "set key top left\nset ylabel 'relative change of W^Q, W^K, W^V, W^O'\n"
-    << "plot '" << dat.string() << "' index 0 using 1:3 with linespoints pt 7 title 'Tucker, shared factors', '"
-    << dat.string() << "' index 1 using 1:3 with linespoints pt 5 title 'LASER, same storage'\nunset multiplot\n";
+    << "set key bottom right\nset ylabel 'relative change of W^Q, W^K, W^V, W^O'\n"
+    << "plot '" << dat.string() << "' index 0 using 1:3 with linespoints pt 7 title 'Tucker, shared factors, R3 = 4', '"
+    << dat.string() << "' index 1 using 1:3 with linespoints pt 5 title 'LASER, same storage', '" << dat.string()
+    << "' index 2 using 1:3 with points pt 9 ps 1.5 title 'Tucker, R3 < 4'\nunset multiplot\n";
   examples::write_whole_file(script, g.str());
   if (std::system(("gnuplot '" + script.string() + "' 2>&1").c_str()) != 0 || !std::filesystem::exists(tmp)) {
     std::fprintf(stderr, "note: gnuplot failed on %s: no plot\n", script.c_str());
@@ -247,6 +257,8 @@ int run(int argc, char** argv) {
   std::printf("%s: %s — d = %zu, H = %zu, d_h = %zu, d_ff = %zu, %zu layers, T = %zu, %zu threads\n", example_name,
               weights_file.c_str(), d, heads, dh, cfg.hidden, cfg.layers, max_length, num_threads());
 
+  const auto layers = parse_layers(o.extra.count("layers") ? o.extra.at("layers") : "all", stack.size());
+  const auto ranks = o.extra.count("ranks") ? parse_ranks(o.extra.at("ranks"), d, dh) : default_ranks(d, dh, o.quick);
   std::printf("reading %s\n", o.data.c_str());
   const auto corpus = io::read_text_corpus(o.data);
   std::string labels;
@@ -261,8 +273,6 @@ int run(int argc, char** argv) {
   const std::size_t batch = positive(o, "batch", 64);
   std::printf("%zu test and %zu training documents, labels %s\n", test.size(), train.size(), labels.c_str());
 
-  const auto layers = parse_layers(o.extra.count("layers") ? o.extra.at("layers") : "all", stack.size());
-  const auto ranks = o.extra.count("ranks") ? parse_ranks(o.extra.at("ranks"), d, dh) : default_ranks(d, dh, o.quick);
   std::vector<weights> original;
   for (std::size_t i : layers) original.push_back(nn::attention_weights_of(stack[i].attn));
   const auto set_layers = [&](const std::vector<weights>& w) {
