@@ -2,10 +2,12 @@
 /// @file decomp.hpp
 /// @brief Umbrella of the decompositions area: order-N tensors (ndtensor, column-major xtensor containers),
 ///        unfoldings, mode products, Kronecker/Khatri–Rao products, Tucker (HOSVD, ST-HOSVD, HOOI, shared-factor
-///        multi-head Tucker), Tensor-Train, MPO/QTT, block-term and CP decompositions, multi-linear attention.
+///        multi-head Tucker), rank-k matrix approximation (LASER), Tensor-Train, MPO/QTT, block-term and CP
+///        decompositions, multi-linear attention.
 #include "tprod/decomp/block_term.hpp"
 #include "tprod/decomp/cp.hpp"
 #include "tprod/decomp/kron.hpp"
+#include "tprod/decomp/low_rank.hpp"
 #include "tprod/decomp/mode_product.hpp"
 #include "tprod/decomp/mpo.hpp"
 #include "tprod/decomp/multihead_tucker.hpp"

@@ -1,0 +1,65 @@
+#pragma once
+// A text corpus as a token model takes it: documents picked in a seeded shuffled order (the corpus is grouped by
+// label), encoded by an io::vocabulary into fixed-length rows of word ids with their valid lengths, and served as
+// example batches.
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "support/fit.hpp"
+#include "tprod/io/text_corpus.hpp"
+#include "tprod/io/vocabulary.hpp"
+
+namespace tprod::examples {
+
+/// @brief Documents as fixed-length token rows (document i is row i), with their valid lengths and labels.
+struct encoded_split {
+  std::size_t length = 0;  ///< T
+  std::vector<std::size_t> tokens, lengths, labels;
+
+  std::size_t size() const { return labels.size(); }
+
+  /// @brief The batch of documents `idx` (the input tensor stays empty: the model reads the tokens).
+  example_batch<float> batch(const std::vector<std::size_t>& idx) const {
+    example_batch<float> b;
+    b.info.size = idx.size();
+    b.info.tokens.reserve(idx.size() * length);
+    for (std::size_t i : idx) {
+      b.info.tokens.insert(b.info.tokens.end(), tokens.begin() + std::ptrdiff_t(i * length),
+                           tokens.begin() + std::ptrdiff_t((i + 1) * length));
+      b.info.lengths.push_back(lengths[i]);
+      b.labels.push_back(labels[i]);
+    }
+    return b;
+  }
+};
+
+/// @brief `count` documents of a split (all when count is 0) in an order shuffled by `seed`.
+inline std::vector<const io::text_example*> pick_documents(const io::text_split& split, std::size_t count,
+                                                           std::uint64_t seed) {
+  std::vector<const io::text_example*> docs;
+  for (const auto& e : split.examples) docs.push_back(&e);
+  std::shuffle(docs.begin(), docs.end(), std::mt19937_64(seed));
+  if (count > 0 && count < docs.size()) docs.resize(count);
+  return docs;
+}
+
+/// @brief The documents' first `length` words as ids (padded with pad_id); valid length = min(words, length) ≥ 1.
+inline encoded_split encode_documents(const std::vector<const io::text_example*>& docs, const io::vocabulary& vocab,
+                                      std::size_t length) {
+  encoded_split s;
+  s.length = length;
+  for (const auto* d : docs) {
+    const auto ids = vocab.encode(d->text, length);
+    // Padding only follows the words and no word maps to pad_id, so the valid length is the count of non-pad ids;
+    // an empty document keeps one (padding) token so that mean pooling has something to average.
+    const auto words =
+        std::size_t(std::count_if(ids.begin(), ids.end(), [](auto id) { return id != io::vocabulary::pad_id; }));
+    s.lengths.push_back(std::max<std::size_t>(1, words));
+    for (auto id : ids) s.tokens.push_back(std::size_t(id));
+    s.labels.push_back(d->label);
+  }
+  return s;
+}
+
+}  // namespace tprod::examples

@@ -1,0 +1,70 @@
+#pragma once
+/// @file attention_weights.hpp
+/// @brief A standard multi-head attention layer's projection matrices as tprod::attention_weights (the form
+/// decomp/multihead_tucker.hpp decomposes), and back: take W^Q, W^K, W^V, W^O out of a trained layer, compress or
+/// denoise them, put the result back.
+///
+/// Only the standard layer has such matrices: p = 1 under the identity transform (attention.hpp). There
+///   w_qkv = [W^Q | W^K | W^V] ∈ ℝ^{d×3d×1}, head j of each block in columns j·d_h … (j+1)·d_h − 1,
+///   w_o   = W^O ∈ ℝ^{d×d×1}, rows = the concatenated heads' features,
+/// which is exactly the head layout of tensorize_heads (head j of W^Q is W^Q's j-th block of d_h columns, head j of
+/// W^O its j-th block of d_h rows). An L-product layer (p > 1 or another transform) keeps its weights in the
+/// transform domain, where the slices are not heads of one attention: it is refused at compile time (another
+/// transform) or with a shape_error (identity with p > 1). The biases are not part of the conversion.
+#include <concepts>
+#include <string>
+
+#include "tprod/decomp/multihead_tucker.hpp"
+#include "tprod/nn/attention.hpp"
+#include "tprod/transform/identity_transform.hpp"
+
+namespace tprod::nn {
+
+namespace detail {
+
+template <class L>
+constexpr bool is_identity_transform = std::same_as<L, identity_transform>;
+
+template <class T, class L>
+void expect_standard_attention(const attention_params<T, L>& a, const char* who) {
+  static_assert(is_identity_transform<L>,
+                "nn attention weights: only a standard attention layer (identity transform, p = 1) has plain "
+                "W^Q, W^K, W^V, W^O matrices; an L-product layer keeps its weights in the transform domain");
+  TPROD_EXPECTS(a.slices() == 1 && a.w_qkv.m() == a.width() && a.w_qkv.n() == 3 * a.width() && a.w_qkv.p() == 1,
+                std::string(who) + ": needs a standard attention layer (p = 1) with W_QKV of shape d x 3d x 1; got "
+                                   "W_QKV " + a.w_qkv.shape() + " and W_O " + a.w_o.shape());
+}
+
+}  // namespace detail
+
+/// @brief W^Q, W^K, W^V (d×d each) and W^O (d×d) of a standard attention layer, copied out.
+/// @throws shape_error unless the layer has p = 1.
+template <std::floating_point T, class L>
+tprod::attention_weights<T> attention_weights_of(const attention_params<T, L>& a) {
+  detail::expect_standard_attention(a, "nn::attention_weights_of");
+  const auto d = Eigen::Index(a.width());
+  const auto qkv = a.w_qkv.data().slice(0);
+  return {qkv.leftCols(d), qkv.middleCols(d, d), qkv.rightCols(d), a.w_o.data().slice(0)};
+}
+
+/// @brief Overwrites the layer's W^Q, W^K, W^V and W^O with `w` (biases and head count unchanged).
+/// @throws shape_error unless the layer has p = 1 and all four matrices are d×d for the layer's width d; the
+///         layer is unchanged when it throws.
+template <std::floating_point T, class L>
+void set_attention_weights(attention_params<T, L>& a, const tprod::attention_weights<T>& w) {
+  detail::expect_standard_attention(a, "nn::set_attention_weights");
+  const auto d = Eigen::Index(a.width());
+  const auto square = [d](const dense_matrix<T>& m) { return m.rows() == d && m.cols() == d; };
+  TPROD_EXPECTS(square(w.query) && square(w.key) && square(w.value) && square(w.output),
+                "nn::set_attention_weights: the layer has width d = " + std::to_string(d) +
+                    " and needs four d x d matrices; got W^Q " + tprod::detail::shape_text(w.query) + ", W^K " +
+                    tprod::detail::shape_text(w.key) + ", W^V " + tprod::detail::shape_text(w.value) + ", W^O " +
+                    tprod::detail::shape_text(w.output));
+  auto qkv = a.w_qkv.data().slice(0);
+  qkv.leftCols(d) = w.query;
+  qkv.middleCols(d, d) = w.key;
+  qkv.rightCols(d) = w.value;
+  a.w_o.data().slice(0) = w.output;
+}
+
+}  // namespace tprod::nn

@@ -1,0 +1,160 @@
+// Moving a standard attention layer's W^Q, W^K, W^V, W^O to and from tprod::attention_weights: the layout (head j
+// is a block of columns of W^Q, W^K, W^V and of rows of W^O), the round trip, and a classifier whose attention
+// weights went through the conversion (and through the multi-head Tucker tensorization) computing the same logits.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "nn_test_util.hpp"
+#include "tprod/decomp/extern_templates.hpp"
+#include "tprod/nn/attention_weights.hpp"
+#include "tprod/nn/model.hpp"
+
+using namespace nn_test;
+namespace nn = tprod::nn;
+using tprod::identity_transform;
+
+namespace {
+
+/// Standard multi-head attention of one sequence written head by head from the four matrices (plus the layer's
+/// biases): head_j = softmax(Q_j K_jᵀ/√d_h) V_j with Q_j = X W^Q(:, j-th block) + b_Q(j-th block), …,
+/// Y = [head_1 … head_h] W^O + b_O.
+dmat per_head_attention(const dmat& x, const tprod::attention_weights<double>& w, const dmat& b_qkv, const dmat& b_o,
+                        std::size_t heads) {
+  const Eigen::Index d = w.query.rows(), dh = d / Eigen::Index(heads), t = x.rows();
+  dmat concat(t, d);
+  for (Eigen::Index j = 0; j < Eigen::Index(heads); ++j) {
+    const auto project = [&](const dmat& m, Eigen::Index block) {
+      dmat r = x * m.middleCols(j * dh, dh);
+      r.rowwise() += b_qkv.block(0, block * d + j * dh, 1, dh).row(0);
+      return r;
+    };
+    const dmat q = project(w.query, 0), k = project(w.key, 1), v = project(w.value, 2);
+    dmat s = q * k.transpose() / std::sqrt(double(dh));
+    for (Eigen::Index r = 0; r < t; ++r) {
+      s.row(r) = (s.row(r).array() - s.row(r).maxCoeff()).exp().matrix();
+      s.row(r) /= s.row(r).sum();
+    }
+    concat.middleCols(j * dh, dh) = s * v;
+  }
+  dmat y = concat * w.output;
+  y.rowwise() += b_o.row(0);
+  return y;
+}
+
+nn::text_classifier_config small_classifier() {
+  nn::text_classifier_config c;
+  c.vocabulary = 30;
+  c.width = 8;
+  c.heads = 2;
+  c.hidden = 16;
+  c.layers = 2;
+  c.dropout = 0.1;  // inactive in evaluation
+  c.seed = 5;
+  return c;
+}
+
+/// A batch of 3 sequences of 6 tokens with 6, 4 and 1 valid tokens, in evaluation mode.
+nn::batch eval_batch() {
+  nn::batch b;
+  b.size = 3;
+  b.lengths = {6, 4, 1};
+  for (std::size_t i = 0; i < 18; ++i) b.tokens.push_back((7 * i + 3) % 30);
+  b.mode = nn::phase::eval;
+  return b;
+}
+
+template <class Model>
+t3 logits(Model& model) {
+  return model.forward(t3(), eval_batch());
+}
+
+}  // namespace
+
+TEST_CASE("attention_weights_of: head j of W^Q, W^K, W^V, W^O is the layer's head j") {
+  const std::size_t d = 8, heads = 2, batch = 2, len = 5;
+  const auto prm = nn::make_attention_params<double>(d, heads, 1, identity_transform{}, 31);
+  const auto w = nn::attention_weights_of(prm);
+  REQUIRE(w.query.rows() == 8);
+  REQUIRE(w.output.cols() == 8);
+  for (std::size_t i = 0; i < d; ++i)
+    for (std::size_t j = 0; j < d; ++j) {
+      const auto r = Eigen::Index(i), c = Eigen::Index(j);
+      CHECK(w.query(r, c) == prm.w_qkv.data()(i, j, 0));
+      CHECK(w.key(r, c) == prm.w_qkv.data()(i, d + j, 0));
+      CHECK(w.value(r, c) == prm.w_qkv.data()(i, 2 * d + j, 0));
+      CHECK(w.output(r, c) == prm.w_o.data()(i, j, 0));
+    }
+  // The layer's output equals attention written head by head from the four matrices.
+  const t3 x = tprod::random_tensor3<double>(batch * len, d, 1, 32);
+  const t3 y = nn::attention_forward(prm, x, batch).first;
+  const dmat b_qkv = slice(prm.b_qkv.data(), 0), b_o = slice(prm.b_o.data(), 0);
+  for (std::size_t b = 0; b < batch; ++b) {
+    const dmat expected = per_head_attention(sequence(x, 0, b, len), w, b_qkv, b_o, heads);
+    // a few dot products of length d per entry, then a softmax: 100·ε·d is two orders above the rounding
+    CHECK((sequence(y, 0, b, len) - expected).cwiseAbs().maxCoeff() <=
+          100 * std::numeric_limits<double>::epsilon() * double(d) * (1 + expected.cwiseAbs().maxCoeff()));
+  }
+}
+
+TEST_CASE("set_attention_weights inverts attention_weights_of and leaves the biases alone") {
+  const auto source = nn::make_attention_params<double>(8, 4, 1, identity_transform{}, 41);
+  auto target = nn::make_attention_params<double>(8, 4, 1, identity_transform{}, 42);
+  const t3 b_qkv = target.b_qkv.data(), b_o = target.b_o.data();
+  nn::set_attention_weights(target, nn::attention_weights_of(source));
+  CHECK(max_diff(target.w_qkv.data(), source.w_qkv.data()) == 0);
+  CHECK(max_diff(target.w_o.data(), source.w_o.data()) == 0);
+  CHECK(max_diff(target.b_qkv.data(), b_qkv) == 0);
+  CHECK(max_diff(target.b_o.data(), b_o) == 0);
+  const auto back = nn::attention_weights_of(target);
+  const auto w = nn::attention_weights_of(source);
+  CHECK(back.query == w.query);
+  CHECK(back.key == w.key);
+  CHECK(back.value == w.value);
+  CHECK(back.output == w.output);
+}
+
+TEST_CASE("a classifier with converted attention weights computes the same logits") {
+  auto reference = nn::make_text_classifier<double>(small_classifier(), identity_transform{});
+  auto model = nn::make_text_classifier<double>(small_classifier(), identity_transform{});
+  auto& stack = model.get<3>();
+  auto& reference_stack = reference.get<3>();
+  const t3 expected = logits(reference);
+  // Scramble every layer's attention matrices: the logits change ...
+  for (std::size_t i = 0; i < stack.size(); ++i) {
+    auto w = nn::attention_weights_of(stack[i].attn);
+    w.query.swap(w.key);
+    w.output.transposeInPlace();
+    nn::set_attention_weights(stack[i].attn, w);
+  }
+  CHECK(max_diff(logits(model), expected) > 1e-3);
+  // ... and putting the reference's matrices back restores them bit for bit, also through W_all (eq. 7-8).
+  for (std::size_t i = 0; i < stack.size(); ++i) {
+    const auto heads = reference_stack[i].attn.heads;
+    const auto w_all = tprod::tensorize_heads(nn::attention_weights_of(reference_stack[i].attn), heads);
+    nn::set_attention_weights(stack[i].attn, tprod::detensorize_heads(w_all));
+  }
+  CHECK(max_diff(logits(model), expected) == 0);
+  // The multi-head Tucker decomposition at full multilinear ranks (d, d_h, 4) rebuilds the layer to rounding.
+  for (std::size_t i = 0; i < stack.size(); ++i) {
+    const auto& attn = reference_stack[i].attn;
+    const auto r = tprod::multihead_tucker(nn::attention_weights_of(attn), attn.heads,
+                                           {.ranks = {attn.width(), attn.head_dim(), 4}});
+    nn::set_attention_weights(stack[i].attn, r.weights);
+  }
+  // weights off by O(ε·d²) relative (HOOI's SVDs and products), propagated through two layers and the head
+  const double t = 1000 * std::numeric_limits<double>::epsilon() * 64;
+  CHECK(max_diff(logits(model), expected) <= t * (1 + max_abs(expected)));
+}
+
+TEST_CASE("the conversion refuses layers that are not standard attention, naming the shapes") {
+  auto sliced = nn::make_attention_params<double>(8, 2, 2, identity_transform{}, 51);
+  CHECK_THROWS_WITH_AS(nn::attention_weights_of(sliced), doctest::Contains("p = 1"), tprod::shape_error);
+  const auto w = nn::attention_weights_of(nn::make_attention_params<double>(8, 2, 1, identity_transform{}, 52));
+  CHECK_THROWS_AS(nn::set_attention_weights(sliced, w), tprod::shape_error);
+  auto layer = nn::make_attention_params<double>(6, 2, 1, identity_transform{}, 53);
+  const t3 before = layer.w_qkv.data();
+  CHECK_THROWS_WITH_AS(nn::set_attention_weights(layer, w), doctest::Contains("d = 6"), tprod::shape_error);
+  CHECK(max_diff(layer.w_qkv.data(), before) == 0);
+}
