@@ -26,6 +26,7 @@
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
+#include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
@@ -48,30 +49,6 @@ struct model_spec {
   std::string name() const { return attention + "-" + std::to_string(width); }
 };
 
-/// The encoded corpus: T token ids per document and the number of real (unpadded) tokens.
-struct encoded_split {
-  std::vector<std::size_t> tokens, lengths, labels;
-  std::size_t size() const { return labels.size(); }
-};
-
-/// Documents `picked` of a split as T ids each. An empty document keeps one (padding) token: the TSA padding
-/// and the mean pooling need at least one valid token per sequence.
-encoded_split encode(const io::text_split& split, const std::vector<std::size_t>& picked, const io::vocabulary& vocab,
-                     std::size_t length) {
-  encoded_split e;
-  for (std::size_t i : picked) {
-    const auto ids = vocab.encode(split.examples[i].text, length);
-    std::size_t valid = 0;
-    for (auto id : ids) {
-      e.tokens.push_back(std::size_t(id));
-      valid += id != io::vocabulary::pad_id;
-    }
-    e.lengths.push_back(std::max<std::size_t>(valid, 1));
-    e.labels.push_back(split.examples[i].label);
-  }
-  return e;
-}
-
 /// A comma-separated list of widths ("32,128"). @throws std::invalid_argument naming the option.
 std::vector<std::size_t> parse_widths(const examples::options& opt, const std::string& key,
                                       std::vector<std::size_t> fallback) {
@@ -91,17 +68,6 @@ std::vector<std::size_t> parse_widths(const examples::options& opt, const std::s
     begin = end + 1;
   }
   return widths;
-}
-
-/// The indices of a split in a fixed random order (the splits are grouped by label, and the training accuracy is
-/// measured on the first documents), cut to `limit` documents in quick mode (0: all).
-std::vector<std::size_t> pick(std::size_t count, std::size_t limit, std::uint64_t seed) {
-  std::vector<std::size_t> idx(count);
-  std::iota(idx.begin(), idx.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(idx.begin(), idx.end(), rng);
-  if (limit > 0 && limit < count) idx.resize(limit);
-  return idx;
 }
 
 template <class Attention>
@@ -125,7 +91,7 @@ sequence_classifier<Attention> make_classifier(Attention attention, std::size_t 
 }
 
 struct run_context {
-  const encoded_split &train, &test;
+  const examples::encoded_split &train, &test;
   std::size_t length, vocabulary, classes;
   double damping;
   examples::fit_config fit;
@@ -138,18 +104,8 @@ template <class Attention>
 examples::model_summary train_one(const model_spec& spec, Attention attention, const run_context& ctx) {
   const std::size_t attention_parameters = nn::parameters<real>(attention).count();
   auto model = make_classifier(std::move(attention), ctx.vocabulary, spec.width, ctx.classes, 11);
-  const auto make = [&ctx](const encoded_split& split) {
-    return [&ctx, &split](const std::vector<std::size_t>& idx) {
-      examples::example_batch<real> b;
-      b.info.size = idx.size();
-      for (std::size_t i : idx) {
-        const auto first = split.tokens.begin() + std::ptrdiff_t(i * ctx.length);
-        b.info.tokens.insert(b.info.tokens.end(), first, first + std::ptrdiff_t(ctx.length));
-        b.info.lengths.push_back(split.lengths[i]);
-        b.labels.push_back(split.labels[i]);
-      }
-      return b;
-    };
+  const auto make = [](const examples::encoded_split& split) {
+    return [&split](const std::vector<std::size_t>& idx) { return split.batch(idx); };
   };
   std::printf("\n== %s: %zu attention parameters (d = %zu, H = %zu)\n", spec.name().c_str(), attention_parameters,
               spec.width, heads);
@@ -204,13 +160,15 @@ int run(int argc, char** argv) {
   if (specs.empty()) throw std::invalid_argument("no models to train");
 
   const io::text_corpus corpus = io::read_text_corpus(opt.data);
-  const auto train_docs = pick(corpus.train.examples.size(), opt.quick ? 600 : 0, 1);
-  const auto test_docs = pick(corpus.test.examples.size(), opt.quick ? 300 : 0, 2);
+  // A fixed random order (the splits are grouped by label, and the training accuracy is measured on the first
+  // documents), cut to a subset in quick mode.
+  const auto train_docs = examples::pick_documents(corpus.train, opt.quick ? 600 : 0, 1);
+  const auto test_docs = examples::pick_documents(corpus.test, opt.quick ? 300 : 0, 2);
   std::vector<std::string> texts;
-  for (std::size_t i : train_docs) texts.push_back(corpus.train.examples[i].text);
+  for (const auto* d : train_docs) texts.push_back(d->text);
   const auto vocab = io::vocabulary::build(texts, 20000);
-  const encoded_split train = encode(corpus.train, train_docs, vocab, length);
-  const encoded_split test = encode(corpus.test, test_docs, vocab, length);
+  const auto train = examples::encode_documents(train_docs, vocab, length);
+  const auto test = examples::encode_documents(test_docs, vocab, length);
   std::printf("%s: %zu training and %zu test documents, %zu labels, %zu ids in the vocabulary, %zu tokens each\n",
               opt.data.string().c_str(), train.size(), test.size(), corpus.labels().size(), vocab.size(), length);
 
