@@ -12,7 +12,7 @@
 //
 //   ltransformer_text --data build/data/spam-assassin                 # Std, T4 (linear α), Std-1L
 //   ltransformer_text --data build/data/spam-assassin --models all    # and T4 with every other α strategy
-//   ltransformer_text --throughput 40                                 # Std's training examples/s on random tokens
+//   ltransformer_text --throughput 20                                 # Std's training examples/s, random tokens
 //
 // Writes into --out: training_log.csv, training_curves.png, vocabulary.txt and checkpoints/<model>.safetensors
 // (metadata: the model config, "transform", "max_length", "labels"), which the tensorllm_denoise example reads.
@@ -73,14 +73,16 @@ std::vector<const io::text_example*> pick(const io::text_split& split, std::size
   return docs;
 }
 
-encoded_split encode(const std::vector<const io::text_example*>& docs, const io::vocabulary& vocab, std::size_t length) {
+encoded_split encode(const std::vector<const io::text_example*>& docs, const io::vocabulary& vocab,
+                     std::size_t length) {
   encoded_split s;
   s.length = length;
   for (const auto* d : docs) {
     const auto ids = vocab.encode(d->text, length);
     // Padding only follows the words and no word maps to pad_id, so the valid length is the count of non-pad ids;
     // an empty document keeps one (padding) token so that mean pooling has something to average.
-    const auto words = std::size_t(std::count_if(ids.begin(), ids.end(), [](auto id) { return id != io::vocabulary::pad_id; }));
+    const auto words =
+        std::size_t(std::count_if(ids.begin(), ids.end(), [](auto id) { return id != io::vocabulary::pad_id; }));
     s.lengths.push_back(std::max<std::size_t>(1, words));
     for (auto id : ids) s.tokens.push_back(std::size_t(id));
     s.labels.push_back(d->label);
@@ -164,7 +166,7 @@ std::size_t parameter_count(Model& model, const std::string& prefix = "") {
 struct run_setup {
   nn::text_classifier_config base;  ///< Std's config; a variant changes slices, layers and positions
   examples::fit_config fit;
-  std::filesystem::path checkpoints;
+  std::filesystem::path checkpoints;            ///< empty: no checkpoints
   std::map<std::string, std::string> metadata;  ///< added to every checkpoint
 };
 
@@ -186,10 +188,13 @@ examples::model_summary train_variant(const variant& v, const L& transform, cons
   auto meta = nn::to_metadata(cfg);
   meta.insert(setup.metadata.begin(), setup.metadata.end());
   meta["transform"] = transform_name;
-  nn::save_checkpoint<float>(setup.checkpoints / (v.name + ".safetensors"), model, meta);
+  if (!setup.checkpoints.empty())
+    nn::save_checkpoint<float>(setup.checkpoints / (v.name + ".safetensors"), model, meta);
 
-  examples::model_summary s{v.name, parameter_count(model), parameter_count(model, "encoder."), r.train_accuracy,
-                            r.test_accuracy, r.seconds_per_epoch};
+  examples::model_summary s{v.name, parameter_count(model), parameter_count(model, "encoder.")};
+  s.train_accuracy = r.train_accuracy;
+  s.test_accuracy = r.test_accuracy;
+  s.seconds_per_epoch = r.seconds_per_epoch;
   s.extra = {{"slices", cfg.slices},
              {"layers", cfg.layers},
              {"positions", v.learnable_positions ? "learnable" : std::string(nn::name(cfg.positions))},
@@ -218,8 +223,9 @@ int run(int argc, char** argv) {
       "Paper 000 §6: the standard Transformer encoder against the L-product encoder with p = 4 (DCT) on a text "
       "corpus.",
       "data/spam-assassin",
-      {{"models", "LIST  comma-separated: std, t4, std-1l, t4-<standard|linear|exponential|harmonic|learnable>, all "
-                  "(default std,t4,std-1l)"},
+      {{"models",
+        "LIST  comma-separated: std, t4, std-1l, t4-<standard|linear|exponential|harmonic|learnable>, all "
+        "(default std,t4,std-1l)"},
        {"pe", "S     T4's α strategy: standard, linear (default), exponential, harmonic"},
        {"width", "D     model width d (default 128; quick 64)"},
        {"heads", "H     attention heads (default 4)"},
@@ -230,7 +236,9 @@ int run(int argc, char** argv) {
        {"lr", "R        peak learning rate (default 1e-3)"},
        {"train-docs", "N  use at most N training documents (default all; quick 400)"},
        {"test-docs", "N   use at most N test documents (default all; quick 200)"},
-       {"throughput", "S  only measure Std's training examples/s over S steps on random tokens (no data)"}});
+       {"throughput",
+        "S  only measure the models' training examples/s over S steps on random tokens (no data; "
+        "default model std)"}});
 
   const bool quick = o.quick;
   nn::text_classifier_config base;
@@ -248,14 +256,18 @@ int run(int argc, char** argv) {
   if (!(fc.lr > 0)) throw std::invalid_argument("--lr must be positive");
   fc.eval_train_limit = 1000;  // the training accuracy on 1000 documents is enough and saves a third of the time
   const nn::alpha_strategy main_pe = nn::alpha_strategy_from(o.extra.count("pe") ? o.extra.at("pe") : "linear");
-  const auto variants = parse_models(o.extra.count("models") ? o.extra.at("models") : "std,t4,std-1l", main_pe);
+  const bool throughput = o.extra.count("throughput") > 0;
+  const std::string default_models = throughput ? "std" : "std,t4,std-1l";
+  const auto variants = parse_models(o.extra.count("models") ? o.extra.at("models") : default_models, main_pe);
   for (const auto& v : variants) nn::paper000_config(base.width, base.heads, base.hidden, v.slices);  // fail early
-  std::printf("%s: d = %zu, H = %zu, d_ff = %zu, %zu layers, T = %zu, batch %zu, peak lr %.1e, %zu epochs, %zu threads\n",
-              example_name, base.width, base.heads, base.hidden, base.layers, max_length, fc.batch_size, fc.lr,
-              fc.epochs, num_threads());
+  std::printf(
+      "%s: d = %zu, H = %zu, d_ff = %zu, %zu layers, T = %zu, batch %zu, peak lr %.1e, %zu epochs, %zu threads\n",
+      example_name, base.width, base.heads, base.hidden, base.layers, max_length, fc.batch_size, fc.lr, fc.epochs,
+      num_threads());
 
-  if (o.extra.count("throughput")) {
-    // Std on random tokens with every position valid, the shape bench/peers/ltransformer_text.py trains in PyTorch.
+  if (throughput) {
+    // Random tokens with every position valid, the shape bench/peers/ltransformer_text.py trains in PyTorch; the
+    // models are trained but not saved.
     const std::size_t steps = positive(o, "throughput", 40);
     base.vocabulary = 20002;  // what the corpus gives: 20,000 words and the two special tokens
     const auto data = random_split(steps * fc.batch_size, max_length, base.vocabulary, 1);
@@ -263,20 +275,25 @@ int run(int argc, char** argv) {
     fc.epochs = 1;
     fc.eval_train_limit = fc.batch_size;
     fc.progress_every = steps;
-    auto model = nn::make_text_classifier<float>(base, identity_transform{});
+    const run_setup setup{base, fc, {}, {}};
     examples::training_log log(o.out / "throughput_log.csv");
-    const auto make_train = [&](const std::vector<std::size_t>& idx) { return data.batch(idx); };
-    const auto make_eval = [&](const std::vector<std::size_t>& idx) { return eval.batch(idx); };
-    const auto r = examples::fit<float>(model, "std", data.size(), make_train, eval.size(), make_eval, fc, log);
-    std::printf("throughput: %.1f training examples/s (Std, %zu parameters, %zu steps of %zu x %zu tokens)\n",
-                r.examples_per_second, parameter_count(model), steps, fc.batch_size, max_length);
+    for (const auto& v : variants) {
+      const auto r = train_variant(v, setup, data, eval, log);
+      std::printf("throughput: %.1f training examples/s (%s, %zu parameters, %zu steps of %zu x %zu tokens)\n",
+                  r.extra["examples_per_second"].get<double>(), v.name.c_str(), r.parameters, steps, fc.batch_size,
+                  max_length);
+    }
     return 0;
   }
 
   std::printf("reading %s\n", o.data.c_str());
   const auto corpus = io::read_text_corpus(o.data);
-  const auto train_docs = pick(corpus.train, o.extra.count("train-docs") ? positive(o, "train-docs", 0) : quick ? 400 : 0, 11);
-  const auto test_docs = pick(corpus.test, o.extra.count("test-docs") ? positive(o, "test-docs", 0) : quick ? 200 : 0, 12);
+  // Documents per split: --train-docs / --test-docs, else a subset in quick mode, else all (0).
+  const auto limit = [&](const std::string& key, std::size_t quick_count) {
+    return o.extra.count(key) ? positive(o, key, 0) : quick ? quick_count : 0;
+  };
+  const auto train_docs = pick(corpus.train, limit("train-docs", 400), 11);
+  const auto test_docs = pick(corpus.test, limit("test-docs", 200), 12);
   std::vector<std::string_view> texts;
   for (const auto* d : train_docs) texts.push_back(d->text);
   const auto vocab = io::vocabulary::build(texts, 20000);
@@ -288,12 +305,15 @@ int run(int argc, char** argv) {
   for (const auto& l : corpus.labels()) labels += (labels.empty() ? "" : ",") + l;
   std::size_t truncated = 0;
   for (auto n : train.lengths) truncated += n == max_length;
-  std::printf("%zu training and %zu test documents, labels %s, vocabulary %zu, %.0f%% of the training documents "
-              "truncated to %zu tokens\n",
-              train.size(), test.size(), labels.c_str(), vocab.size(), 100.0 * double(truncated) / double(train.size()),
-              max_length);
+  std::printf(
+      "%zu training and %zu test documents, labels %s, vocabulary %zu, %.0f%% of the training documents "
+      "truncated to %zu tokens\n",
+      train.size(), test.size(), labels.c_str(), vocab.size(), 100.0 * double(truncated) / double(train.size()),
+      max_length);
 
-  run_setup setup{base, fc, o.out / "checkpoints",
+  run_setup setup{base,
+                  fc,
+                  o.out / "checkpoints",
                   {{"example", example_name}, {"max_length", std::to_string(max_length)}, {"labels", labels}}};
   std::filesystem::create_directories(setup.checkpoints);
   examples::training_log log(o.out / "training_log.csv");
@@ -303,20 +323,22 @@ int run(int argc, char** argv) {
                                  "paper 000 §6 on " + o.data.filename().string() + ": Std vs T4 (p = 4, DCT)");
 
   const auto std_it = std::find_if(summaries.begin(), summaries.end(), [](const auto& s) { return s.name == "std"; });
-  std::printf("\n%-14s %10s %10s %8s %8s %8s %10s\n", "model", "params", "encoder", "ratio", "train", "test", "s/epoch");
+  std::printf("\n%-14s %10s %10s %8s %8s %8s %10s\n", "model", "params", "encoder", "ratio", "train", "test",
+              "s/epoch");
   for (auto& s : summaries) {
-    const double ratio = std_it == summaries.end() ? 0 : double(s.encoder_parameters) / double(std_it->encoder_parameters);
+    const double ratio =
+        std_it == summaries.end() ? 0 : double(s.encoder_parameters) / double(std_it->encoder_parameters);
     if (std_it != summaries.end()) s.extra["encoder_ratio"] = ratio;
     std::printf("%-14s %10zu %10zu %8.3f %7.2f%% %7.2f%% %10.1f\n", s.name.c_str(), s.parameters, s.encoder_parameters,
                 ratio, 100 * s.train_accuracy, 100 * s.test_accuracy, s.seconds_per_epoch);
   }
   if (o.summary) {
-    const nlohmann::json extra = {{"data", o.data.string()},   {"train_documents", train.size()},
+    const nlohmann::json extra = {{"data", o.data.string()},       {"train_documents", train.size()},
                                   {"test_documents", test.size()}, {"vocabulary", vocab.size()},
-                                  {"width", base.width},       {"heads", base.heads},
-                                  {"hidden", base.hidden},     {"layers", base.layers},
-                                  {"max_length", max_length},  {"epochs", fc.epochs},
-                                  {"batch", fc.batch_size},    {"lr", fc.lr},
+                                  {"width", base.width},           {"heads", base.heads},
+                                  {"hidden", base.hidden},         {"layers", base.layers},
+                                  {"max_length", max_length},      {"epochs", fc.epochs},
+                                  {"batch", fc.batch_size},        {"lr", fc.lr},
                                   {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, summaries, extra);
   }
