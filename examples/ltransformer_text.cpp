@@ -1,0 +1,357 @@
+// ltransformer_text: paper 000 §6 — text classification with the standard Transformer encoder ("Std") against the
+// L-product encoder with p = 4 slices under the DCT ("T4"), the slice-aware positional encoding's α strategies, and
+// the parameter-matched single-layer standard encoder ("Std-1L", §6.2).
+//
+// Data: a text corpus in the folder-per-class layout ROOT/{train,test}/<label>/*.txt — the SpamAssassin corpus
+// (ham / spam) built by scripts/make-text-corpus.sh. Words are tokenized by io::vocabulary (the 20,000 most frequent
+// training words), every document is truncated or padded to --max-length tokens.
+// Model: nn::make_text_classifier — token embedding, sinusoidal positions (α per slice), dropout, N post-norm
+// encoder layers (GELU), mean pooling over the valid tokens, linear head; paper 000's IMDB shape d = 128, H = 4,
+// d_ff = 512, 4 layers, T = 128 by default. Std and T4 share the embedding and the head: only the encoder differs.
+// Training: AdamW + one-cycle + gradient clipping (examples/support/fit.hpp), one seed.
+//
+//   ltransformer_text --data build/data/spam-assassin                 # Std, T4 (linear α), Std-1L
+//   ltransformer_text --data build/data/spam-assassin --models all    # and T4 with every other α strategy
+//   ltransformer_text --throughput 20                                 # Std's training examples/s, random tokens
+//
+// Writes into --out: training_log.csv, training_curves.png, vocabulary.txt and checkpoints/<model>.safetensors
+// (metadata: the model config, "transform", "max_length", "labels"), which the tensorllm_denoise example reads.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/example_options.hpp"
+#include "support/fit.hpp"
+#include "support/training_report.hpp"
+#include "tprod/io/text_corpus.hpp"
+#include "tprod/io/vocabulary.hpp"
+#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model.hpp"
+#include "tprod/transform/dct.hpp"
+#include "tprod/transform/identity_transform.hpp"
+
+namespace {
+
+using namespace tprod;
+constexpr const char* example_name = "ltransformer_text";
+
+/// @brief Documents as fixed-length token rows (document i is row i), with their valid lengths and labels.
+struct encoded_split {
+  std::size_t length = 0;  ///< T
+  std::vector<std::size_t> tokens, lengths, labels;
+
+  std::size_t size() const { return labels.size(); }
+
+  /// The batch of documents `idx` as a token model takes it (the input tensor stays empty).
+  examples::example_batch<float> batch(const std::vector<std::size_t>& idx) const {
+    examples::example_batch<float> b;
+    b.info.size = idx.size();
+    b.info.tokens.reserve(idx.size() * length);
+    for (std::size_t i : idx) {
+      b.info.tokens.insert(b.info.tokens.end(), tokens.begin() + std::ptrdiff_t(i * length),
+                           tokens.begin() + std::ptrdiff_t((i + 1) * length));
+      b.info.lengths.push_back(lengths[i]);
+      b.labels.push_back(labels[i]);
+    }
+    return b;
+  }
+};
+
+/// @brief `count` documents of a split (all when count is 0) in an order shuffled by `seed` — the corpus is grouped
+/// by label, and fit evaluates the training split on a prefix.
+std::vector<const io::text_example*> pick(const io::text_split& split, std::size_t count, std::uint64_t seed) {
+  std::vector<const io::text_example*> docs;
+  for (const auto& e : split.examples) docs.push_back(&e);
+  std::shuffle(docs.begin(), docs.end(), std::mt19937_64(seed));
+  if (count > 0 && count < docs.size()) docs.resize(count);
+  return docs;
+}
+
+encoded_split encode(const std::vector<const io::text_example*>& docs, const io::vocabulary& vocab,
+                     std::size_t length) {
+  encoded_split s;
+  s.length = length;
+  for (const auto* d : docs) {
+    const auto ids = vocab.encode(d->text, length);
+    // Padding only follows the words and no word maps to pad_id, so the valid length is the count of non-pad ids;
+    // an empty document keeps one (padding) token so that mean pooling has something to average.
+    const auto words =
+        std::size_t(std::count_if(ids.begin(), ids.end(), [](auto id) { return id != io::vocabulary::pad_id; }));
+    s.lengths.push_back(std::max<std::size_t>(1, words));
+    for (auto id : ids) s.tokens.push_back(std::size_t(id));
+    s.labels.push_back(d->label);
+  }
+  return s;
+}
+
+/// @brief `count` documents of uniformly random word ids and labels, every position valid (throughput runs).
+encoded_split random_split(std::size_t count, std::size_t length, std::size_t vocabulary, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::size_t> word(2, vocabulary - 1), label(0, 1);
+  encoded_split s;
+  s.length = length;
+  s.tokens.resize(count * length);
+  for (auto& t : s.tokens) t = word(rng);
+  s.lengths.assign(count, length);
+  for (std::size_t i = 0; i < count; ++i) s.labels.push_back(label(rng));
+  return s;
+}
+
+/// @brief One model of the comparison: its name (also the checkpoint's file name) and how it differs from Std.
+struct variant {
+  std::string name;
+  std::size_t slices = 1;  ///< 1: standard encoder under the identity; 4: T4 under the DCT
+  std::size_t layers = 0;  ///< 0: the configured depth
+  nn::alpha_strategy positions = nn::alpha_strategy::standard;
+  bool learnable_positions = false;
+};
+
+/// @brief The models named in a comma-separated list: std, t4 (the main α strategy), std-1l, t4-<strategy>,
+/// t4-learnable; "all" is std, t4, std-1l and T4 with every other strategy and with learnable α.
+std::vector<variant> parse_models(const std::string& list, nn::alpha_strategy main_pe) {
+  const std::vector<nn::alpha_strategy> strategies = {nn::alpha_strategy::standard, nn::alpha_strategy::linear,
+                                                      nn::alpha_strategy::exponential, nn::alpha_strategy::harmonic};
+  std::vector<std::string> names;
+  std::stringstream in(list);
+  for (std::string n; std::getline(in, n, ',');) {
+    if (n != "all") {
+      names.push_back(n);
+      continue;
+    }
+    names.insert(names.end(), {"std", "t4", "std-1l"});
+    for (auto s : strategies)
+      if (s != main_pe) names.push_back("t4-" + std::string(nn::name(s)));
+    names.push_back("t4-learnable");
+  }
+  std::vector<variant> out;
+  for (const auto& n : names) {
+    variant v{n};
+    if (n == "std") {
+    } else if (n == "std-1l") {
+      v.layers = 1;  // paper 000 §6.2: one standard layer at full width ≈ the encoder budget of T4
+    } else if (n == "t4" || n == "t4-learnable") {
+      v.slices = 4;
+      v.positions = main_pe;  // learnable α starts from the main strategy
+      v.learnable_positions = n == "t4-learnable";
+    } else if (n.rfind("t4-", 0) == 0) {
+      v.slices = 4;
+      v.positions = nn::alpha_strategy_from(n.substr(3));
+    } else {
+      throw std::invalid_argument("--models: unknown model '" + n +
+                                  "' (std, t4, std-1l, t4-standard, t4-linear, t4-exponential, t4-harmonic, "
+                                  "t4-learnable, all)");
+    }
+    if (std::none_of(out.begin(), out.end(), [&](const variant& o) { return o.name == n; })) out.push_back(v);
+  }
+  if (out.empty()) throw std::invalid_argument("--models: no model named");
+  return out;
+}
+
+/// @brief The trainable scalars whose names start with `prefix` ("encoder." for the encoder).
+template <class Model>
+std::size_t parameter_count(Model& model, const std::string& prefix = "") {
+  std::size_t n = 0;
+  model.for_each_parameter([&](std::string_view name, tensor3<float>& v, tensor3<float>&) {
+    if (name.substr(0, prefix.size()) == prefix) n += v.size();
+  });
+  return n;
+}
+
+struct run_setup {
+  nn::text_classifier_config base;  ///< Std's config; a variant changes slices, layers and positions
+  examples::fit_config fit;
+  std::filesystem::path checkpoints;            ///< empty: no checkpoints
+  std::map<std::string, std::string> metadata;  ///< added to every checkpoint
+};
+
+/// @brief Builds, trains, checkpoints and summarizes one variant under transform L.
+template <class L>
+examples::model_summary train_variant(const variant& v, const L& transform, const char* transform_name,
+                                      const run_setup& setup, const encoded_split& train, const encoded_split& test,
+                                      examples::training_log& log) {
+  nn::text_classifier_config cfg = setup.base;
+  cfg.slices = v.slices;
+  if (v.layers) cfg.layers = v.layers;
+  cfg.positions = v.positions;
+  cfg.learnable_positions = v.learnable_positions;
+  auto model = nn::make_text_classifier<float>(cfg, transform);
+  const auto make_train = [&](const std::vector<std::size_t>& idx) { return train.batch(idx); };
+  const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
+  const auto r = examples::fit<float>(model, v.name, train.size(), make_train, test.size(), make_test, setup.fit, log);
+
+  auto meta = nn::to_metadata(cfg);
+  meta.insert(setup.metadata.begin(), setup.metadata.end());
+  meta["transform"] = transform_name;
+  if (!setup.checkpoints.empty())
+    nn::save_checkpoint<float>(setup.checkpoints / (v.name + ".safetensors"), model, meta);
+
+  examples::model_summary s{v.name, parameter_count(model), parameter_count(model, "encoder.")};
+  s.train_accuracy = r.train_accuracy;
+  s.test_accuracy = r.test_accuracy;
+  s.seconds_per_epoch = r.seconds_per_epoch;
+  s.extra = {{"slices", cfg.slices},
+             {"layers", cfg.layers},
+             {"positions", v.learnable_positions ? "learnable" : std::string(nn::name(cfg.positions))},
+             {"transform", transform_name},
+             {"test_loss", r.test_loss},
+             {"examples_per_second", r.examples_per_second}};
+  return s;
+}
+
+examples::model_summary train_variant(const variant& v, const run_setup& setup, const encoded_split& train,
+                                      const encoded_split& test, examples::training_log& log) {
+  if (v.slices == 1) return train_variant(v, identity_transform{}, "identity", setup, train, test, log);
+  return train_variant(v, dct{}, "dct", setup, train, test, log);
+}
+
+std::size_t positive(const examples::options& o, const std::string& key, double fallback) {
+  const double v = o.number(key, fallback);
+  if (!(v >= 1) || v != double(std::size_t(v)))
+    throw std::invalid_argument("--" + key + " expects a positive integer, got " + o.extra.at(key));
+  return std::size_t(v);
+}
+
+int run(int argc, char** argv) {
+  const auto o = examples::parse_options(
+      argc, argv, example_name,
+      "Paper 000 §6: the standard Transformer encoder against the L-product encoder with p = 4 (DCT) on a text "
+      "corpus.",
+      "data/spam-assassin",
+      {{"models",
+        "LIST  comma-separated: std, t4, std-1l, t4-<standard|linear|exponential|harmonic|learnable>, all "
+        "(default std,t4,std-1l)"},
+       {"pe", "S     T4's α strategy: standard, linear (default), exponential, harmonic"},
+       {"width", "D     model width d (default 128; quick 64)"},
+       {"heads", "H     attention heads (default 4)"},
+       {"hidden", "F    FFN width d_ff (default 4d)"},
+       {"layers", "N    encoder layers (default 4; quick 2)"},
+       {"max-length", "T  tokens per document (default 128; quick 64)"},
+       {"batch", "B     batch size (default 32)"},
+       {"lr", "R        peak learning rate (default 1e-3)"},
+       {"train-docs", "N  use at most N training documents (default all; quick 400)"},
+       {"test-docs", "N   use at most N test documents (default all; quick 200)"},
+       {"throughput",
+        "S  only measure the models' training examples/s over S steps on random tokens (no data; "
+        "default model std)"}});
+
+  const bool quick = o.quick;
+  nn::text_classifier_config base;
+  base.width = positive(o, "width", quick ? 64 : 128);
+  base.heads = positive(o, "heads", 4);
+  base.hidden = positive(o, "hidden", 4.0 * double(base.width));
+  base.layers = positive(o, "layers", quick ? 2 : 4);
+  base.act = nn::activation::gelu;
+  base.dropout = 0.1;
+  const std::size_t max_length = positive(o, "max-length", quick ? 64 : 128);
+  examples::fit_config fc;
+  fc.epochs = o.epochs.value_or(quick ? 1 : 3);
+  fc.batch_size = positive(o, "batch", 32);
+  fc.lr = o.number("lr", 1e-3);
+  if (!(fc.lr > 0)) throw std::invalid_argument("--lr must be positive");
+  fc.eval_train_limit = 1000;  // the training accuracy on 1000 documents is enough and saves a third of the time
+  const nn::alpha_strategy main_pe = nn::alpha_strategy_from(o.extra.count("pe") ? o.extra.at("pe") : "linear");
+  const bool throughput = o.extra.count("throughput") > 0;
+  const std::string default_models = throughput ? "std" : "std,t4,std-1l";
+  const auto variants = parse_models(o.extra.count("models") ? o.extra.at("models") : default_models, main_pe);
+  for (const auto& v : variants) nn::paper000_config(base.width, base.heads, base.hidden, v.slices);  // fail early
+  std::printf(
+      "%s: d = %zu, H = %zu, d_ff = %zu, %zu layers, T = %zu, batch %zu, peak lr %.1e, %zu epochs, %zu threads\n",
+      example_name, base.width, base.heads, base.hidden, base.layers, max_length, fc.batch_size, fc.lr, fc.epochs,
+      num_threads());
+
+  if (throughput) {
+    // Random tokens with every position valid, the shape bench/peers/ltransformer_text.py trains in PyTorch; the
+    // models are trained but not saved.
+    const std::size_t steps = positive(o, "throughput", 40);
+    base.vocabulary = 20002;  // what the corpus gives: 20,000 words and the two special tokens
+    const auto data = random_split(steps * fc.batch_size, max_length, base.vocabulary, 1);
+    const auto eval = random_split(fc.batch_size, max_length, base.vocabulary, 2);
+    fc.epochs = 1;
+    fc.eval_train_limit = fc.batch_size;
+    fc.progress_every = steps;
+    const run_setup setup{base, fc, {}, {}};
+    examples::training_log log(o.out / "throughput_log.csv");
+    for (const auto& v : variants) {
+      const auto r = train_variant(v, setup, data, eval, log);
+      std::printf("throughput: %.1f training examples/s (%s, %zu parameters, %zu steps of %zu x %zu tokens)\n",
+                  r.extra["examples_per_second"].get<double>(), v.name.c_str(), r.parameters, steps, fc.batch_size,
+                  max_length);
+    }
+    return 0;
+  }
+
+  std::printf("reading %s\n", o.data.c_str());
+  const auto corpus = io::read_text_corpus(o.data);
+  // Documents per split: --train-docs / --test-docs, else a subset in quick mode, else all (0).
+  const auto limit = [&](const std::string& key, std::size_t quick_count) {
+    return o.extra.count(key) ? positive(o, key, 0) : quick ? quick_count : 0;
+  };
+  const auto train_docs = pick(corpus.train, limit("train-docs", 400), 11);
+  const auto test_docs = pick(corpus.test, limit("test-docs", 200), 12);
+  std::vector<std::string_view> texts;
+  for (const auto* d : train_docs) texts.push_back(d->text);
+  const auto vocab = io::vocabulary::build(texts, 20000);
+  vocab.save(o.out / "vocabulary.txt");
+  const auto train = encode(train_docs, vocab, max_length), test = encode(test_docs, vocab, max_length);
+  base.vocabulary = vocab.size();
+  base.classes = corpus.labels().size();
+  std::string labels;
+  for (const auto& l : corpus.labels()) labels += (labels.empty() ? "" : ",") + l;
+  std::size_t truncated = 0;
+  for (auto n : train.lengths) truncated += n == max_length;
+  std::printf(
+      "%zu training and %zu test documents, labels %s, vocabulary %zu, %.0f%% of the training documents "
+      "truncated to %zu tokens\n",
+      train.size(), test.size(), labels.c_str(), vocab.size(), 100.0 * double(truncated) / double(train.size()),
+      max_length);
+
+  run_setup setup{base,
+                  fc,
+                  o.out / "checkpoints",
+                  {{"example", example_name}, {"max_length", std::to_string(max_length)}, {"labels", labels}}};
+  std::filesystem::create_directories(setup.checkpoints);
+  examples::training_log log(o.out / "training_log.csv");
+  std::vector<examples::model_summary> summaries;
+  for (const auto& v : variants) summaries.push_back(train_variant(v, setup, train, test, log));
+  examples::plot_training_curves(log, o.out / "training_curves.png",
+                                 "paper 000 §6 on " + o.data.filename().string() + ": Std vs T4 (p = 4, DCT)");
+
+  const auto std_it = std::find_if(summaries.begin(), summaries.end(), [](const auto& s) { return s.name == "std"; });
+  std::printf("\n%-14s %10s %10s %8s %8s %8s %10s\n", "model", "params", "encoder", "ratio", "train", "test",
+              "s/epoch");
+  for (auto& s : summaries) {
+    const double ratio =
+        std_it == summaries.end() ? 0 : double(s.encoder_parameters) / double(std_it->encoder_parameters);
+    if (std_it != summaries.end()) s.extra["encoder_ratio"] = ratio;
+    std::printf("%-14s %10zu %10zu %8.3f %7.2f%% %7.2f%% %10.1f\n", s.name.c_str(), s.parameters, s.encoder_parameters,
+                ratio, 100 * s.train_accuracy, 100 * s.test_accuracy, s.seconds_per_epoch);
+  }
+  if (o.summary) {
+    const nlohmann::json extra = {{"data", o.data.string()},       {"train_documents", train.size()},
+                                  {"test_documents", test.size()}, {"vocabulary", vocab.size()},
+                                  {"width", base.width},           {"heads", base.heads},
+                                  {"hidden", base.hidden},         {"layers", base.layers},
+                                  {"max_length", max_length},      {"epochs", fc.epochs},
+                                  {"batch", fc.batch_size},        {"lr", fc.lr},
+                                  {"threads", num_threads()}};
+    examples::write_summary(*o.summary, example_name, summaries, extra);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", example_name, e.what());
+    return 1;
+  }
+}
