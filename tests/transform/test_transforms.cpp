@@ -95,7 +95,7 @@ TEST_CASE("matrix_transform refuses singular and ill-conditioned Z with the cond
   CHECK_THROWS_WITH_AS(matrix_transform<double>(Eigen::MatrixXd::Ones(2, 3)), doctest::Contains("2x3"), shape_error);
   CHECK_THROWS_WITH_AS((matrix_transform<double, 4>(Eigen::MatrixXd::Identity(3, 3))), doctest::Contains("fixed size is 4"),
                        shape_error);
-  CHECK_THROWS_WITH_AS(transform(random_tensor3<double>(2, 2, 5, 1), ok), doctest::Contains("5 tubes"), shape_error);
+  CHECK_THROWS_WITH_AS(transform(random_tensor3<double>(2, 2, 5, 1), ok), doctest::Contains("the tubes have length p = 5"), shape_error);
   CHECK_THROWS_AS(transform(random_tensor3<double>(2, 2, 5, 1), matrix_transform<double>{}), shape_error);
 }
 
