@@ -28,6 +28,7 @@
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
+#include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
@@ -41,54 +42,7 @@ namespace {
 using namespace tprod;
 constexpr const char* example_name = "ltransformer_text";
 
-/// @brief Documents as fixed-length token rows (document i is row i), with their valid lengths and labels.
-struct encoded_split {
-  std::size_t length = 0;  ///< T
-  std::vector<std::size_t> tokens, lengths, labels;
-
-  std::size_t size() const { return labels.size(); }
-
-  /// The batch of documents `idx` as a token model takes it (the input tensor stays empty).
-  examples::example_batch<float> batch(const std::vector<std::size_t>& idx) const {
-    examples::example_batch<float> b;
-    b.info.size = idx.size();
-    b.info.tokens.reserve(idx.size() * length);
-    for (std::size_t i : idx) {
-      b.info.tokens.insert(b.info.tokens.end(), tokens.begin() + std::ptrdiff_t(i * length),
-                           tokens.begin() + std::ptrdiff_t((i + 1) * length));
-      b.info.lengths.push_back(lengths[i]);
-      b.labels.push_back(labels[i]);
-    }
-    return b;
-  }
-};
-
-/// @brief `count` documents of a split (all when count is 0) in an order shuffled by `seed` — the corpus is grouped
-/// by label, and fit evaluates the training split on a prefix.
-std::vector<const io::text_example*> pick(const io::text_split& split, std::size_t count, std::uint64_t seed) {
-  std::vector<const io::text_example*> docs;
-  for (const auto& e : split.examples) docs.push_back(&e);
-  std::shuffle(docs.begin(), docs.end(), std::mt19937_64(seed));
-  if (count > 0 && count < docs.size()) docs.resize(count);
-  return docs;
-}
-
-encoded_split encode(const std::vector<const io::text_example*>& docs, const io::vocabulary& vocab,
-                     std::size_t length) {
-  encoded_split s;
-  s.length = length;
-  for (const auto* d : docs) {
-    const auto ids = vocab.encode(d->text, length);
-    // Padding only follows the words and no word maps to pad_id, so the valid length is the count of non-pad ids;
-    // an empty document keeps one (padding) token so that mean pooling has something to average.
-    const auto words =
-        std::size_t(std::count_if(ids.begin(), ids.end(), [](auto id) { return id != io::vocabulary::pad_id; }));
-    s.lengths.push_back(std::max<std::size_t>(1, words));
-    for (auto id : ids) s.tokens.push_back(std::size_t(id));
-    s.labels.push_back(d->label);
-  }
-  return s;
-}
+using examples::encoded_split;
 
 /// @brief `count` documents of uniformly random word ids and labels, every position valid (throughput runs).
 encoded_split random_split(std::size_t count, std::size_t length, std::size_t vocabulary, std::uint64_t seed) {
@@ -292,13 +246,15 @@ int run(int argc, char** argv) {
   const auto limit = [&](const std::string& key, std::size_t quick_count) {
     return o.extra.count(key) ? positive(o, key, 0) : quick ? quick_count : 0;
   };
-  const auto train_docs = pick(corpus.train, limit("train-docs", 400), 11);
-  const auto test_docs = pick(corpus.test, limit("test-docs", 200), 12);
+  // A shuffled order: the corpus is grouped by label, and fit evaluates the training split on a prefix.
+  const auto train_docs = examples::pick_documents(corpus.train, limit("train-docs", 400), 11);
+  const auto test_docs = examples::pick_documents(corpus.test, limit("test-docs", 200), 12);
   std::vector<std::string_view> texts;
   for (const auto* d : train_docs) texts.push_back(d->text);
   const auto vocab = io::vocabulary::build(texts, 20000);
   vocab.save(o.out / "vocabulary.txt");
-  const auto train = encode(train_docs, vocab, max_length), test = encode(test_docs, vocab, max_length);
+  const auto train = examples::encode_documents(train_docs, vocab, max_length);
+  const auto test = examples::encode_documents(test_docs, vocab, max_length);
   base.vocabulary = vocab.size();
   base.classes = corpus.labels().size();
   std::string labels;
