@@ -411,11 +411,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", example_name, e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return tprod::examples::run_example(example_name, argc, argv, run); }

@@ -214,11 +214,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tsa_text_classifier: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return tprod::examples::run_example("tsa_text_classifier", argc, argv, run); }

@@ -99,4 +99,16 @@ inline options parse_options(int argc, char** argv, const std::string& example, 
   return o;
 }
 
+/// @brief An example's main: runs `body(argc, argv)` and turns any exception into "<example>: error: <message>" on
+/// standard error and exit status 1 (bad data, a diverged model, an unwritable output), never a crash.
+template <class Body>
+int run_example(const char* example, int argc, char** argv, Body&& body) {
+  try {
+    return body(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << example << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace tprod::examples
