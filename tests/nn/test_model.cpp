@@ -5,6 +5,7 @@
 #include <set>
 
 #include "nn_test_util.hpp"
+#include "tprod/nn/decoder.hpp"
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/param_count.hpp"
@@ -94,6 +95,46 @@ TEST_CASE("vision transformer (paper 001's layer, DCT over 3 channels): gradient
   t3 x = random_tensor3<double>(2 * 4, 5, 3, 5);
   auto f = model_map(model, nn::batch{2, {}, {}, nn::phase::train}, &x);
   check_gradients(f, 21);
+}
+
+TEST_CASE("decoder stack: gradients of every parameter, the input and the memory (summed over the layers)") {
+  const auto cfg = nn::paper000_config(8, 2, 8, 2, nn::activation::gelu);  // d_s = 4: a LayerNorm over 2 features
+                                                                             // would output ±1 whatever its input
+  std::vector<nn::decoder_params<double, tprod::dct>> layers;
+  for (std::uint64_t i = 0; i < 2; ++i) layers.push_back(nn::make_decoder_params<double>(cfg, tprod::dct{}, 30 + i));
+  nn::decoder_stack<double, tprod::dct> dec(std::move(layers));
+  static_assert(nn::layer<decltype(dec), double>);
+  t3 x = random_tensor3<double>(2 * 3, 4, 2, 41), memory = random_tensor3<double>(2 * 4, 4, 2, 42);
+  const nn::batch b{2, {}, {3, 2}, nn::phase::train};
+  diff_map f;
+  auto params = nn::parameters<double>(dec);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    f.vars.push_back(params.values.tensors[i]);
+    f.names.push_back(params.values.names[i]);
+  }
+  f.vars.push_back(&x);
+  f.names.push_back("input");
+  f.vars.push_back(&memory);
+  f.names.push_back("memory");
+  f.forward = [&] {
+    dec.set_memory(memory, {4, 3});
+    return t3(dec.forward(x, b));
+  };
+  f.backward = [&](const t3& w) {
+    params.zero_grad();
+    dec.set_memory(memory, {4, 3});
+    dec.forward(x, b);
+    const t3 dx = dec.backward(w);
+    std::vector<t3> g;
+    for (auto* t : params.grads.tensors) g.push_back(*t);
+    g.push_back(dx);
+    g.push_back(dec.memory_grad());
+    return g;
+  };
+  check_gradients(f, 43);
+  CHECK(params.values.names.front() == "decoder.0.self_attn.w_qkv");
+  nn::decoder_stack<double, tprod::dct> unset(std::vector{nn::make_decoder_params<double>(cfg, tprod::dct{}, 1)});
+  CHECK_THROWS_WITH_AS(unset.forward(x, b), doctest::Contains("set_memory"), tprod::shape_error);
 }
 
 TEST_CASE("sequential: forward equals the stateless layer functions chained by hand") {

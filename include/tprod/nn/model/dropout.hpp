@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "tprod/nn/detail/common.hpp"
 #include "tprod/nn/model/layer.hpp"
 
 namespace tprod::nn {
