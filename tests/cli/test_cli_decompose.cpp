@@ -345,7 +345,7 @@ TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
     save(dir, "N.npy", n);
     for (const std::string method : {"hosvd", "sthosvd", "hooi"})
       check_error(run(dir, {"tucker", "N.npy", "-o", "T", "--tol", "0.1", "--method", method}), 1,
-                  "N.npy: " + std::string(method == "sthosvd" ? "st_hosvd" : method) + ": the tensor holds NaN or Inf");
+                  "N.npy: the tensor holds NaN or Inf");
     check_error(run(dir, {"tt", "N.npy", "-o", "T", "--eps", "0.1"}), 1, "N.npy: the tensor holds NaN or Inf");
     std::filesystem::remove(dir / "N.npy");
   }

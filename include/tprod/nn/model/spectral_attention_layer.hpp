@@ -27,12 +27,14 @@ class spectral_attention_layer {
  public:
   std::string name = "tsa";
 
+  /// @param prm the heads' MPO projections, their filters and the output projection (make_tsa_params)
   /// @param damping c of the time graph, ω_{l₁,l₂} = ½c^{|l₂−l₁|} (bidirectional_time_adjacency).
+  /// @param layer_name the prefix of its parameters' names
   /// @throws shape_error unless 0 < c < 1, or when the heads' widths do not fit the projection.
   spectral_attention_layer(tsa_params<T> prm, double damping, std::string layer_name = "tsa")
       : name(std::move(layer_name)), prm_(std::move(prm)), damping_(damping) {
     TPROD_EXPECTS(damping > 0 && damping < 1, "nn::spectral_attention_layer: the time graph's damping c = " +
-                                                  std::to_string(damping) + " must lie in (0, 1)");
+                                                  number_text(damping) + " must lie in (0, 1)");
     TPROD_EXPECTS(!prm_.heads.empty(), "nn::spectral_attention_layer: the layer has no heads");
     std::size_t width = 0;
     for (const auto& h : prm_.heads) width += h.value.out_width();
