@@ -57,7 +57,7 @@ transformed<T, L, E> inverse(const transformed<T, L, E>& ahat) {
 
 /// @brief The L-inverse of a square-sliced original-domain tensor.
 /// Peak memory beyond A: Â and the inverted slices, which the inverse transform then reuses where it runs in
-/// place (see transforms_in_place), plus one LU per slice and thread.
+/// place (see in_place_execution), plus one LU per slice and thread.
 /// @throws as inverse(transformed).
 template <host_tensor3 A, transform_policy L>
 auto inverse(const A& a, const L& policy) {

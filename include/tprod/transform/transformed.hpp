@@ -9,6 +9,7 @@
 ///
 /// `T` is the original-domain scalar (after L's promotion), `Extents` the original shape m×n×p. The
 /// transform-domain data has L's domain scalar and `stored_slices` ≤ p frontal slices.
+#include <optional>
 #include <utility>
 
 #include "tprod/backend/cpu/transform.hpp"
@@ -143,20 +144,28 @@ auto transform(const A& a, const L& policy) {
 }
 
 namespace detail {
-/// Whether L's transform of T-tensors with p tubes can run in place: the domain keeps T and all p slices, and
-/// the path is the GEMM (blockwise, through a small buffer) or the identity. FFTW runs out of place.
+/// The execution to transform L's T-tensors with p tubes in place with, or nothing when that is impossible: the
+/// domain must keep T and all p slices, and the path be the GEMM (blockwise, through a small buffer) or the
+/// identity; FFTW runs out of place. A tensor the caller gives up asks for the memory to be reused, so under
+/// `automatic` the GEMM is taken in place up to measure_max_tubes even where FFTW measured faster: the peak memory
+/// does not depend on a timing (above that, FFTW and a copy).
 template <scalar T, transform_policy L>
-bool transforms_in_place(const L& policy, std::size_t p, const execution& ex) {
+std::optional<execution> in_place_execution(const L& policy, std::size_t p, const execution& ex) {
   if constexpr (!std::same_as<typename L::template domain_scalar<T>, T> ||
                 !std::same_as<typename L::template original_scalar<T>, T>) {
-    return false;
+    return std::nullopt;
   } else {
-    return policy.template stored_slices<T>(p) == p && !backend::cpu::use_fftw<T>(policy, p, ex);
+    execution in_place = ex;
+    if (ex.path == transform_path::automatic && p <= backend::cpu::measure_max_tubes)
+      in_place.path = transform_path::gemm;
+    if (policy.template stored_slices<T>(p) != p || backend::cpu::use_fftw<T>(policy, p, in_place))
+      return std::nullopt;
+    return in_place;
   }
 }
 }  // namespace detail
 
-/// @brief Â = L(A) for a tensor the caller gives up: transformed in place where transforms_in_place allows
+/// @brief Â = L(A) for a tensor the caller gives up: transformed in place where in_place_execution allows
 /// (real tensors under the DCT, the identity and real Z on the GEMM path; complex ones under any L but FFTW),
 /// so the peak memory is A's (plus blocks of 2¹⁶ elements per thread); otherwise as transform(ex, a, policy).
 template <scalar T, extents3_type E, transform_policy L>
@@ -165,9 +174,9 @@ auto transform(const execution& ex, tensor3<T, E>&& a, const L& policy) {
   if constexpr (std::same_as<typename L::template original_scalar<T>, T> &&
                 std::same_as<typename L::template domain_scalar<T>, T>) {
     policy.check_size(a.p());
-    if (detail::transforms_in_place<T>(policy, a.p(), ex)) {
+    if (const auto in_place = detail::in_place_execution<T>(policy, a.p(), ex)) {
       const E extents = a.extents();
-      backend::cpu::forward<T>(policy, tensor3_view<const T>(a.view()), a.view(), ex);
+      backend::cpu::forward<T>(policy, tensor3_view<const T>(a.view()), a.view(), *in_place);
       return Out(extents, policy, tensor3<T>(std::move(a)));
     }
   }
@@ -207,15 +216,15 @@ tensor3<T, E> inverse_transform(const transformed<T, L, E>& ahat) {
   return inverse_transform(default_execution(), ahat);
 }
 
-/// @brief A = L⁻¹(Â) for a transform-domain tensor the caller gives up: in place where transforms_in_place
+/// @brief A = L⁻¹(Â) for a transform-domain tensor the caller gives up: in place where in_place_execution
 /// allows (peak memory Â's), otherwise as inverse_transform(ex, ahat).
 template <scalar T, transform_policy L>
 tensor3<T> inverse_transform(const execution& ex, transformed<T, L, dextents3>&& ahat) {
-  if (detail::transforms_in_place<T>(ahat.transform(), ahat.p(), ex)) {
+  if (const auto in_place = detail::in_place_execution<T>(ahat.transform(), ahat.p(), ex)) {
     const L policy = ahat.transform();
     if constexpr (std::same_as<typename L::template domain_scalar<T>, T>) {
       tensor3<T> a = std::move(ahat).release();
-      backend::cpu::inverse<T>(policy, tensor3_view<const T>(a.view()), a.view(), ex);
+      backend::cpu::inverse<T>(policy, tensor3_view<const T>(a.view()), a.view(), *in_place);
       return a;
     }
   }

@@ -202,7 +202,7 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
 
 /// @brief out = in ×₃ Z (the forward L-transform), in original scalar T, out L's domain scalar; `out` has
 /// L.stored_slices<T>(p) slices. `in` and `out` may be the same memory on the GEMM and identity paths
-/// (transforms_in_place in transformed.hpp), never on FFTW's.
+/// (in_place_execution in transformed.hpp), never on FFTW's.
 template <scalar T, transform_policy L>
 void forward(const L& l, tensor3_view<const T> in, tensor3_view<typename L::template domain_scalar<T>> out,
              const execution& ex) {
