@@ -164,13 +164,6 @@ examples::model_summary train_variant(const variant& v, const run_setup& setup, 
   return train_variant(v, dct{}, "dct", setup, train, test, log);
 }
 
-std::size_t positive(const examples::options& o, const std::string& key, double fallback) {
-  const double v = o.number(key, fallback);
-  if (!(v >= 1) || v != double(std::size_t(v)))
-    throw std::invalid_argument("--" + key + " expects a positive integer, got " + o.extra.at(key));
-  return std::size_t(v);
-}
-
 int run(int argc, char** argv) {
   const auto o = examples::parse_options(
       argc, argv, example_name,
@@ -196,16 +189,16 @@ int run(int argc, char** argv) {
 
   const bool quick = o.quick;
   nn::text_classifier_config base;
-  base.width = positive(o, "width", quick ? 64 : 128);
-  base.heads = positive(o, "heads", 4);
-  base.hidden = positive(o, "hidden", 4.0 * double(base.width));
-  base.layers = positive(o, "layers", quick ? 2 : 4);
+  base.width = o.count("width", quick ? 64 : 128);
+  base.heads = o.count("heads", 4);
+  base.hidden = o.count("hidden", 4.0 * double(base.width));
+  base.layers = o.count("layers", quick ? 2 : 4);
   base.act = nn::activation::gelu;
   base.dropout = 0.1;
-  const std::size_t max_length = positive(o, "max-length", quick ? 64 : 128);
+  const std::size_t max_length = o.count("max-length", quick ? 64 : 128);
   examples::fit_config fc;
   fc.epochs = o.epochs.value_or(quick ? 1 : 3);
-  fc.batch_size = positive(o, "batch", 32);
+  fc.batch_size = o.count("batch", 32);
   fc.lr = o.number("lr", 1e-3);
   if (!(fc.lr > 0)) throw std::invalid_argument("--lr must be positive");
   fc.eval_train_limit = 1000;  // the training accuracy on 1000 documents is enough and saves a third of the time
@@ -222,7 +215,7 @@ int run(int argc, char** argv) {
   if (throughput) {
     // Random tokens with every position valid, the shape bench/peers/ltransformer_text.py trains in PyTorch; the
     // models are trained but not saved.
-    const std::size_t steps = positive(o, "throughput", 40);
+    const std::size_t steps = o.count("throughput", 40);
     base.vocabulary = 20002;  // what the corpus gives: 20,000 words and the two special tokens
     const auto data = random_split(steps * fc.batch_size, max_length, base.vocabulary, 1);
     const auto eval = random_split(fc.batch_size, max_length, base.vocabulary, 2);
@@ -244,7 +237,7 @@ int run(int argc, char** argv) {
   const auto corpus = io::read_text_corpus(o.data);
   // Documents per split: --train-docs / --test-docs, else a subset in quick mode, else all (0).
   const auto limit = [&](const std::string& key, std::size_t quick_count) {
-    return o.extra.count(key) ? positive(o, key, 0) : quick ? quick_count : 0;
+    return o.extra.count(key) ? o.count(key, 0) : quick ? quick_count : 0;
   };
   // A shuffled order: the corpus is grouped by label, and fit evaluates the training split on a prefix.
   const auto train_docs = examples::pick_documents(corpus.train, limit("train-docs", 400), 11);

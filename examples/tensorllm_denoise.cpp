@@ -60,13 +60,6 @@ struct tucker_ranks {
   }
 };
 
-std::size_t positive(const examples::options& o, const std::string& key, double fallback) {
-  const double v = o.number(key, fallback);
-  if (!(v >= 1) || v != double(std::size_t(v)))
-    throw std::invalid_argument("--" + key + " expects a positive integer, got " + o.extra.at(key));
-  return std::size_t(v);
-}
-
 std::vector<std::string> split_list(const std::string& list, char sep) {
   std::vector<std::string> items;
   std::stringstream in(list);
@@ -266,11 +259,11 @@ int run(int argc, char** argv) {
   if (meta.count("labels") && meta.at("labels") != labels)
     throw std::runtime_error(o.data.string() + " has the labels " + labels + " but the model was trained on " +
                              meta.at("labels"));
-  const std::size_t n_test = o.extra.count("test-docs") ? positive(o, "test-docs", 0) : o.quick ? 200 : 0;
-  const std::size_t n_train = positive(o, "train-docs", o.quick ? 100 : 500);
+  const std::size_t n_test = o.extra.count("test-docs") ? o.count("test-docs", 0) : o.quick ? 200 : 0;
+  const std::size_t n_train = o.count("train-docs", o.quick ? 100 : 500);
   const auto test = examples::encode_documents(examples::pick_documents(corpus.test, n_test, 12), vocab, max_length);
   const auto train = examples::encode_documents(examples::pick_documents(corpus.train, n_train, 11), vocab, max_length);
-  const std::size_t batch = positive(o, "batch", 64);
+  const std::size_t batch = o.count("batch", 64);
   std::printf("%zu test and %zu training documents, labels %s\n", test.size(), train.size(), labels.c_str());
 
   std::vector<weights> original;

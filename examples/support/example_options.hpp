@@ -40,6 +40,14 @@ struct options {
       throw std::invalid_argument("--" + key + " expects a number, got '" + it->second + "'");
     return v;
   }
+
+  /// @brief An example's own positive integer option, or `fallback`. @throws std::invalid_argument naming it.
+  std::size_t count(const std::string& key, double fallback) const {
+    const double v = number(key, fallback);
+    if (!(v >= 1) || v != double(std::size_t(v)))
+      throw std::invalid_argument("--" + key + " expects a positive integer, got " + extra.at(key));
+    return std::size_t(v);
+  }
 };
 
 /// @brief Parses argv; prints the usage and exits 0 on --help, 2 on a bad option (naming it).
