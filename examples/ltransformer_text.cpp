@@ -169,7 +169,7 @@ int run(int argc, char** argv) {
       argc, argv, example_name,
       "Paper 000 §6: the standard Transformer encoder against the L-product encoder with p = 4 (DCT) on a text "
       "corpus.",
-      "data/spam-assassin",
+      "build/data/spam-assassin",
       {{"models",
         "LIST  comma-separated: std, t4, std-1l, t4-<standard|linear|exponential|harmonic|learnable>, all "
         "(default std,t4,std-1l)"},

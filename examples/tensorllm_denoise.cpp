@@ -217,7 +217,7 @@ int run(int argc, char** argv) {
       argc, argv, example_name,
       "Paper 004 (TensorLLM): shared-factor Tucker denoising of a trained Transformer's attention weights against "
       "LASER at the same storage, on a text corpus.",
-      "data/spam-assassin",
+      "build/data/spam-assassin",
       {{"checkpoint-dir", "DIR  what ltransformer_text wrote (default example-output/ltransformer_text)"},
        {"ranks", "LIST        Tucker ranks R1xR2xR3,... (default: a sweep over fractions of d and d_h)"},
        {"layers", "LIST       encoder layers to denoise: all (default) or indices, e.g. 3 (the paper's layer-selective "
