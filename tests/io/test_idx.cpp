@@ -84,7 +84,7 @@ TEST_CASE("idx: malformed files are refused with the file name and the problem")
   CHECK(message_of<io_error>([&] { read_idx(dir / "none.gz"); }).find("none.gz: no such file") != std::string::npos);
   CHECK(message_of<io_error>([&] { read_fashion_mnist("train", dir / "nowhere"); }).find("dataset-fashion-mnist") !=
         std::string::npos);
-  CHECK_THROWS_AS(read_fashion_mnist("validation", dir.path), std::invalid_argument);
+  CHECK_THROWS_AS(read_fashion_mnist("validation", dir.path), tprod::argument_error);
 }
 
 TEST_CASE("idx: Fashion-MNIST from Debian's dataset-fashion-mnist (skipped when not installed)") {

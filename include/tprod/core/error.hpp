@@ -20,6 +20,12 @@ struct transform_mismatch_error : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// @brief An argument other than a shape has a value the function does not accept (an empty or repeated name, an
+/// unknown option value); the message names the parameter and the value.
+struct argument_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 /// @brief A numerical precondition failed: a singular transform or slice (the message carries the estimate).
 struct numerical_error : std::runtime_error {
   using std::runtime_error::runtime_error;

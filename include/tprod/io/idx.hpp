@@ -195,10 +195,10 @@ inline image_split read_image_split(const std::filesystem::path& images, const s
 
 /// @brief Reads Fashion-MNIST's "train" (60000 images) or "test" (10000) split, 28×28, labels 0–9, from
 /// `dir` holding the four files as published (train-images-idx3-ubyte.gz, …, t10k-labels-idx1-ubyte.gz).
-/// @throws io_error naming the missing or malformed file; std::invalid_argument for another split name.
+/// @throws io_error naming the missing or malformed file; argument_error for another split name.
 inline image_split read_fashion_mnist(std::string_view split, const std::filesystem::path& dir = fashion_mnist_debian_dir) {
   if (split != "train" && split != "test")
-    throw std::invalid_argument("read_fashion_mnist: split must be \"train\" or \"test\", not \"" +
+    throw argument_error("read_fashion_mnist: split must be \"train\" or \"test\", not \"" +
                                 std::string(split) + "\"");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))

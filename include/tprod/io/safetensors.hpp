@@ -336,7 +336,7 @@ class safetensors_reader {
 class safetensors_writer {
  public:
   /// @brief Adds an m×n×p tensor (or view) as the C-order array of shape [m, n, p].
-  /// @throws std::invalid_argument for an empty or repeated name.
+  /// @throws argument_error for an empty or repeated name.
   template <class X>
     requires host_tensor3<X> && std::is_floating_point_v<value_type_of<X>>
   void add(std::string name, const X& x) {
@@ -348,7 +348,7 @@ class safetensors_writer {
   }
 
   /// @brief Adds a plain array of any shape from its C-order elements.
-  /// @throws shape_error when the element count does not match the shape; std::invalid_argument for the name.
+  /// @throws shape_error when the element count does not match the shape; argument_error for the name.
   template <class T>
   void add(std::string name, std::vector<std::size_t> shape, std::span<const T> c_order) {
     const auto count = detail::checked_count(shape);
@@ -406,8 +406,8 @@ class safetensors_writer {
   template <class T>
   std::string& insert(std::string name, std::vector<std::size_t> shape, std::size_t count) {
     if (name.empty() || name == "__metadata__")
-      throw std::invalid_argument("safetensors_writer: '" + name + "' cannot name a tensor");
-    if (tensors_.count(name)) throw std::invalid_argument("safetensors_writer: tensor '" + name + "' added twice");
+      throw argument_error("safetensors_writer: '" + name + "' cannot name a tensor");
+    if (tensors_.count(name)) throw argument_error("safetensors_writer: tensor '" + name + "' added twice");
     auto& t = tensors_[name];
     t = pending{name, std::string(safetensors_dtype<T>()), std::move(shape), std::string(count * sizeof(T), '\0')};
     return t.data;
