@@ -10,6 +10,7 @@
 #include <Eigen/SVD>
 #include <string>
 
+#include "tprod/algebra/extern_templates.hpp"  // measured as users get them: compiled in tprod::instances
 #include "tprod/algebra/qr.hpp"
 #include "tprod/algebra/svd.hpp"
 #include "tprod/core/random.hpp"

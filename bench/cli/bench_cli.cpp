@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "tprod/algebra/extern_templates.hpp"  // measured as users get them: compiled in tprod::instances
 #include "tprod/algebra/product.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/transform/dct.hpp"

@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include "tprod/graph/time_graph.hpp"
+#include "tprod/nn/extern_templates.hpp"  // measured as users get them: compiled in tprod::instances
 #include "tprod/nn/attention.hpp"
 #include "tprod/nn/param_count.hpp"
 #include "tprod/nn/spectral_attention.hpp"

@@ -9,6 +9,7 @@
 #include "bench_threads.hpp"
 
 #include "tprod/nn/encoder.hpp"
+#include "tprod/nn/extern_templates.hpp"  // measured as users get them: compiled in tprod::instances
 #include "tprod/nn/param_count.hpp"
 #include "tprod/transform/dct.hpp"
 #include "tprod/transform/identity_transform.hpp"

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tprod/algebra/extern_templates.hpp"  // the commands' kernels come compiled, from tprod::instances
 #include "tprod/io/npy_tensor3.hpp"
 #include "tprod/transform.hpp"
 
