@@ -78,8 +78,12 @@ void check_multilinear_gradients(const L& l, std::size_t p, nn::multilinear_core
   f.forward = [&] { return nn::multilinear_attention_forward(prm, x, batch, mask).first; };
   f.backward = [&](const t3& w) {
     auto g = nn::multilinear_attention_backward(prm, nn::multilinear_attention_forward(prm, x, batch, mask).second, w);
-    return std::vector<t3>{g.d_input,           g.d_params.w_qkv.data(), g.d_params.b_qkv.data(),
-                           g.d_params.cores.data(), g.d_params.w_o.data(), g.d_params.b_o.data()};
+    return std::vector<t3>{g.d_input,
+                           g.d_params.w_qkv.data(),
+                           g.d_params.b_qkv.data(),
+                           g.d_params.cores.data(),
+                           g.d_params.w_o.data(),
+                           g.d_params.b_o.data()};
   };
   check_gradients(f, 17);
 }
@@ -121,7 +125,9 @@ TEST_CASE("dimension-wise attention equals its definition per head") {
     const dmat qkv = add_bias(rows_of(x, b, len) * w, slice(a.b_qkv.data(), 0));
     dmat heads_out = dmat::Zero(Eigen::Index(len), Eigen::Index(d));
     for (std::size_t j = 0; j < heads; ++j) {
-      const auto col = [&](std::size_t part) { return qkv.middleCols(Eigen::Index(part * d + j * dh), Eigen::Index(dh)); };
+      const auto col = [&](std::size_t part) {
+        return qkv.middleCols(Eigen::Index(part * d + j * dh), Eigen::Index(dh));
+      };
       heads_out.middleCols(Eigen::Index(j * dh), Eigen::Index(dh)) =
           dimension_wise_reference(col(0), col(1), col(2), Eigen::Index(lengths[b]));
     }
@@ -247,7 +253,7 @@ TEST_CASE("multi-linear and dimension-wise attention reject what they cannot com
   auto dw = nn::make_attention_params<double>(4, 1, 1, tprod::identity_transform{}, 1, true,
                                               nn::attention_variant::dimension_wise);
   CHECK_THROWS_AS(nn::attention_forward(dw, random_tensor3<double>(6, 4, 1, 1), 2, {true, {}}), tprod::shape_error);
-  CHECK_THROWS_AS(nn::cross_attention_forward(dw, random_tensor3<double>(6, 4, 1, 1), random_tensor3<double>(8, 4, 1, 1),
-                                              2),
-                  tprod::shape_error);
+  CHECK_THROWS_AS(
+      nn::cross_attention_forward(dw, random_tensor3<double>(6, 4, 1, 1), random_tensor3<double>(8, 4, 1, 1), 2),
+      tprod::shape_error);
 }

@@ -64,8 +64,8 @@ struct multilinear_attention_params {
   const L& transform() const { return w_o.transform(); }
   std::size_t width() const { return w_o.n(); }  ///< d
   std::size_t slices() const { return w_o.p(); }
-  std::size_t rank() const { return w_qkv.n() / 3; }  ///< R
-  std::size_t length() const;                          ///< N
+  std::size_t rank() const { return w_qkv.n() / 3; }                                               ///< R
+  std::size_t length() const;                                                                      ///< N
   std::size_t pairs() const { return core == multilinear_core::full ? rank() * rank() : rank(); }  ///< S
   bool has_bias() const { return b_o.m() == 1; }
   template <class F>
@@ -87,9 +87,8 @@ std::size_t multilinear_attention_params<T, L>::length() const {
 
 /// @brief Parameter count of multi-linear attention of width d for length N, rank R and P block terms over p
 /// slices: p·(3dR + R·P (superdiagonal) or R³·P (full) + N²d) plus p·(3R + d) with biases.
-inline std::size_t multilinear_attention_parameter_count(std::size_t d, std::size_t n, std::size_t r,
-                                                         std::size_t terms, multilinear_core core, bool bias,
-                                                         std::size_t p = 1) {
+inline std::size_t multilinear_attention_parameter_count(std::size_t d, std::size_t n, std::size_t r, std::size_t terms,
+                                                         multilinear_core core, bool bias, std::size_t p = 1) {
   const std::size_t core_entries = core == multilinear_core::full ? r * r * r : r;
   return p * (3 * d * r + terms * core_entries + n * n * d + (bias ? 3 * r + d : 0));
 }
@@ -132,8 +131,8 @@ multilinear_attention_params<T, L> make_multilinear_attention_params(
 
 template <std::floating_point T, class L>
 multilinear_attention_params<T, L> zeros_like(const multilinear_attention_params<T, L>& p) {
-  return {p.terms, p.core, zeros_like(p.w_qkv), zeros_like(p.b_qkv), zeros_like(p.cores), zeros_like(p.w_o),
-          zeros_like(p.b_o)};
+  return {p.terms,           p.core,           zeros_like(p.w_qkv), zeros_like(p.b_qkv), zeros_like(p.cores),
+          zeros_like(p.w_o), zeros_like(p.b_o)};
 }
 
 namespace detail {
@@ -151,13 +150,18 @@ struct multilinear_attention_cache {
 
 template <class T>
 struct multilinear_attention_workspace {
-  tensor3<T> dqkv, phi, dphi, dcore;
-  std::size_t bytes() const { return bytes_of(dqkv) + bytes_of(phi) + bytes_of(dphi) + bytes_of(dcore); }
+  tensor3<T> dqkv, dz, dcore, phi;  ///< dcore: one R×S per block; phi: one N²×S Φ or dΦ per thread
+  std::size_t bytes() const { return bytes_of(dqkv) + bytes_of(dz) + bytes_of(dcore) + bytes_of(phi); }
 };
 
+/// Threads for the blocks: the default execution's, unless the whole is too small to share.
+inline std::size_t multilinear_threads(std::size_t blocks, std::size_t n, std::size_t pairs, std::size_t d) {
+  return blocks * n * n * pairs * d < backend::cpu::parallel_min_macs ? 1 : default_execution().thread_count();
+}
+
 /// Φ (N²×S) of one sequence from its K′, V′ blocks (N×R).
-template <class T, class MK, class MV>
-void pair_matrix(multilinear_core core, const MK& k, const MV& v, Eigen::Map<matrix<T>> phi) {
+template <class T, class MK, class MV, class Phi>
+void pair_matrix(multilinear_core core, const MK& k, const MV& v, Phi&& phi) {
   const Eigen::Index n = k.rows(), r = k.cols();
   for (Eigen::Index m = 0; m < n; ++m) {
     if (core == multilinear_core::superdiagonal) {
@@ -169,9 +173,8 @@ void pair_matrix(multilinear_core core, const MK& k, const MV& v, Eigen::Map<mat
 }
 
 /// dK′, dV′ (assigned) from dΦ: the adjoint of pair_matrix.
-template <class T, class MK, class MV, class DK, class DV>
-void pair_matrix_backward(multilinear_core core, const MK& k, const MV& v, Eigen::Map<const matrix<T>> dphi, DK&& dk,
-                          DV&& dv) {
+template <class T, class MK, class MV, class DPhi, class DK, class DV>
+void pair_matrix_backward(multilinear_core core, const MK& k, const MV& v, const DPhi& dphi, DK&& dk, DV&& dv) {
   const Eigen::Index n = k.rows(), r = k.cols();
   dk.setZero();
   for (Eigen::Index m = 0; m < n; ++m) {
@@ -212,7 +215,8 @@ struct attention_state<multilinear_attention_params<T, L>> {
 };
 
 /// @brief Ŷ = MultiLinear(X̂) in the transform domain for `batch` sequences of the layer's length N; `mask`'s
-/// key lengths zero the padded key and value rows (see the file comment).
+/// key lengths zero the padded key and value rows (see the file comment). The (slice, sequence) blocks run on
+/// the default execution's threads.
 /// @throws shape_error for an input of another width, slice count or length, a causal mask or bad lengths.
 template <std::floating_point T, class L>
 void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, const detail::tube_maps<T>&,
@@ -230,7 +234,6 @@ void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, con
   detail::ensure_shape(c.z, std::size_t(s), d, p * batch);
   detail::ensure_shape(c.core, std::size_t(r), std::size_t(s), p);
   detail::ensure_shape(y_hat, x_hat.m(), d, p);
-  detail::matrix<T> phi(nn * nn, s);
   const T mean = T(1) / T(a.terms);
   for (std::size_t k = 0; k < p; ++k) {
     auto qkv = c.qkv.slice(k);
@@ -248,22 +251,26 @@ void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, con
       for (std::size_t t = 1; t < a.terms; ++t) core += g.middleCols(Eigen::Index(t) * s, s);
       core *= mean;
     }
-    const auto w_o = a.w_o.data().slice(k);
-    for (std::size_t b = 0; b < batch; ++b) {
-      const auto rows = Eigen::Index(b) * nn;
-      detail::pair_matrix<T>(a.core, qkv.block(rows, r, nn, r), qkv.block(rows, 2 * r, nn, r),
-                             Eigen::Map<detail::matrix<T>>(phi.data(), phi.rows(), phi.cols()));
-      auto z = c.z.slice(k * batch + b);
-      z.noalias() = phi.transpose() * w_o;
-      const detail::matrix<T> h = core * z;
-      auto y = y_hat.slice(k).middleRows(rows, nn);
-      y.noalias() = qkv.block(rows, 0, nn, r) * h;
-      if (a.has_bias()) y.rowwise() += a.b_o.data().slice(k).row(0);
-    }
   }
+  const std::size_t threads = detail::multilinear_threads(p * batch, n, a.pairs(), d);
+  tensor3<T> phi(std::size_t(nn * nn), std::size_t(s), threads, uninitialized);
+  backend::cpu::parallel_for(p * batch, threads, [&](std::size_t f) {
+    const std::size_t k = f / batch, rows = (f % batch) * n;
+    const auto qkv = std::as_const(c.qkv).slice(k).middleRows(Eigen::Index(rows), nn);
+    auto phi_f = phi.slice(std::min(backend::cpu::thread_index(), threads - 1));
+    detail::pair_matrix<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), phi_f);
+    auto z = c.z.slice(f);
+    z.noalias() = phi_f.transpose() * a.w_o.data().slice(k);
+    const detail::matrix<T> h = std::as_const(c.core).slice(k) * z;
+    auto y = y_hat.slice(k).middleRows(Eigen::Index(rows), nn);
+    y.noalias() = qkv.leftCols(r) * h;
+    if (a.has_bias()) y.rowwise() += a.b_o.data().slice(k).row(0);
+  });
 }
 
-/// @brief Backward of attention_sublayer_forward: dX̂ and the parameter gradients (assigned into g).
+/// @brief Backward of attention_sublayer_forward: dX̂ and the parameter gradients (assigned into g). First per
+/// (slice, sequence) block: dQ′, dZ, the block's dC and dK′, dV′ through dΦ = W_O·dZᵀ; then dW_O = Σ_b Φ_b·dZ_b
+/// by column panels of W_O (so no two threads add into the same entries).
 template <std::floating_point T, class L>
 void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, const detail::tube_maps<T>&,
                                  const tensor3<T>& x_hat, const detail::multilinear_attention_cache<T>& c,
@@ -273,42 +280,52 @@ void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, co
   TPROD_EXPECTS(dy_hat.m() == x_hat.m() && dy_hat.n() == a.width() && dy_hat.p() == a.slices(),
                 "nn::multilinear_attention_backward: gradient " + dy_hat.shape() + " does not match the output");
   const auto r = Eigen::Index(a.rank()), s = Eigen::Index(a.pairs()), nn = Eigen::Index(n);
-  const std::size_t p = a.slices(), batch = c.batch;
+  const std::size_t p = a.slices(), batch = c.batch, d = a.width(), blocks = p * batch;
+  const std::size_t threads = detail::multilinear_threads(blocks, n, a.pairs(), d);
   detail::ensure_shape_like(ws.dqkv, c.qkv);
-  detail::ensure_shape(ws.phi, std::size_t(nn * nn), std::size_t(s), 1);
-  detail::ensure_shape(ws.dphi, std::size_t(nn * nn), std::size_t(s), 1);
-  detail::ensure_shape(ws.dcore, std::size_t(r), std::size_t(s), 1);
+  detail::ensure_shape_like(ws.dz, c.z);
+  detail::ensure_shape(ws.dcore, std::size_t(r), std::size_t(s), blocks);
+  detail::ensure_shape(ws.phi, std::size_t(nn * nn), std::size_t(s), threads);
+  const auto block_rows = [&](const tensor3<T>& t, std::size_t f) {
+    return t.slice(f / batch).middleRows(Eigen::Index((f % batch) * n), nn);
+  };
+  backend::cpu::parallel_for(blocks, threads, [&](std::size_t f) {
+    const std::size_t k = f / batch, b = f % batch;
+    const auto dy = block_rows(dy_hat, f), qkv = block_rows(c.qkv, f);
+    const auto z = c.z.slice(f), core = c.core.slice(k);
+    auto dqkv = ws.dqkv.slice(k).middleRows(Eigen::Index(b * n), nn);
+    dqkv.leftCols(r).noalias() = dy * (core * z).transpose();
+    const detail::matrix<T> dh = qkv.leftCols(r).transpose() * dy;
+    ws.dcore.slice(f).noalias() = dh * z.transpose();
+    auto dz = ws.dz.slice(f);
+    dz.noalias() = core.transpose() * dh;
+    auto dphi = ws.phi.slice(std::min(backend::cpu::thread_index(), threads - 1));
+    dphi.noalias() = a.w_o.data().slice(k) * dz.transpose();
+    detail::pair_matrix_backward<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), std::as_const(dphi),
+                                    dqkv.middleCols(r, r), dqkv.middleCols(2 * r, r));
+    if (!c.mask.key_lengths.empty()) {  // K′ and V′ rows of padded tokens were set to zero
+      const auto valid = Eigen::Index(c.mask.key_lengths[b]);
+      dqkv.block(valid, r, nn - valid, 2 * r).setZero();
+    }
+  });
+  const auto panels = Eigen::Index(std::min<std::size_t>(d, threads));
+  backend::cpu::parallel_for(p * std::size_t(panels), threads, [&](std::size_t u) {
+    const std::size_t k = u / std::size_t(panels);
+    const Eigen::Index panel = Eigen::Index(u) % panels, c0 = panel * Eigen::Index(d) / panels,
+                       c1 = (panel + 1) * Eigen::Index(d) / panels;
+    auto dw = g.w_o.data().slice(k).middleCols(c0, c1 - c0);
+    dw.setZero();
+    auto phi = ws.phi.slice(std::min(backend::cpu::thread_index(), threads - 1));
+    for (std::size_t b = 0; b < batch; ++b) {
+      const auto qkv = block_rows(c.qkv, k * batch + b);
+      detail::pair_matrix<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), phi);
+      dw.noalias() += phi * std::as_const(ws.dz).slice(k * batch + b).middleCols(c0, c1 - c0);
+    }
+  });
   const T mean = T(1) / T(a.terms);
   for (std::size_t k = 0; k < p; ++k) {
-    const auto qkv = c.qkv.slice(k);
-    const auto core = c.core.slice(k);
-    const auto w_o = a.w_o.data().slice(k);
-    auto dqkv = ws.dqkv.slice(k);
-    auto dw_o = g.w_o.data().slice(k);
-    auto dcore = ws.dcore.slice(0);
-    auto phi = ws.phi.slice(0);
-    auto dphi = ws.dphi.slice(0);
-    dw_o.setZero();
-    dcore.setZero();
-    for (std::size_t b = 0; b < batch; ++b) {
-      const auto rows = Eigen::Index(b) * nn;
-      const auto dy = dy_hat.slice(k).middleRows(rows, nn);
-      const auto z = c.z.slice(k * batch + b);
-      const auto q = qkv.block(rows, 0, nn, r), kk = qkv.block(rows, r, nn, r), v = qkv.block(rows, 2 * r, nn, r);
-      dqkv.block(rows, 0, nn, r).noalias() = dy * (core * z).transpose();
-      const detail::matrix<T> dh = q.transpose() * dy;
-      dcore.noalias() += dh * z.transpose();
-      const detail::matrix<T> dz = core.transpose() * dh;
-      detail::pair_matrix<T>(a.core, kk, v, phi);
-      dw_o.noalias() += phi * dz;
-      dphi.noalias() = w_o * dz.transpose();
-      detail::pair_matrix_backward<T>(a.core, kk, v, Eigen::Map<const detail::matrix<T>>(dphi.data(), dphi.rows(), s),
-                                      dqkv.block(rows, r, nn, r), dqkv.block(rows, 2 * r, nn, r));
-      if (!c.mask.key_lengths.empty()) {  // K′ and V′ rows of padded tokens were set to zero
-        const auto valid = Eigen::Index(c.mask.key_lengths[b]);
-        dqkv.block(rows + valid, r, nn - valid, 2 * r).setZero();
-      }
-    }
+    detail::matrix<T> dcore = std::as_const(ws.dcore).slice(k * batch);
+    for (std::size_t b = 1; b < batch; ++b) dcore += std::as_const(ws.dcore).slice(k * batch + b);
     auto dg = g.cores.data().slice(k);
     for (std::size_t t = 0; t < a.terms; ++t) {
       if (a.core == multilinear_core::superdiagonal)

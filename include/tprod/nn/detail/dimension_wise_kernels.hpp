@@ -22,8 +22,9 @@
 namespace tprod::nn::detail {
 
 inline void check_dimension_wise(const attention_mask& mask, const attention_dims& d, const char* who) {
-  TPROD_EXPECTS(!mask.causal, std::string(who) + ": dimension-wise attention has no causal mask (every output "
-                                                 "feature mixes statistics over all valid tokens)");
+  TPROD_EXPECTS(!mask.causal, std::string(who) +
+                                  ": dimension-wise attention has no causal mask (every output "
+                                  "feature mixes statistics over all valid tokens)");
   TPROD_EXPECTS(d.tq == d.tk, std::string(who) + ": dimension-wise attention is self-attention only, got " +
                                   std::to_string(d.tq) + " query and " + std::to_string(d.tk) + " key tokens");
 }
@@ -72,8 +73,8 @@ void dimension_wise_backward(const attention_dims& d, head_blocks<const T> q, he
     const auto dob = d_out.at(s, j, b, d.tq, d.dh);
     const auto vb = v.at(s, j, b, d.tk, d.dh);
     dv.at(s, j, b, d.tk, d.dh).noalias() = dob * at.transpose();  // O = V·Aᵀ
-    dat.noalias() = vb.transpose() * dob;                          // dAᵀ
-    softmax_backward<T>(at, dat, T(1) / std::sqrt(T(n)));          // dAᵀ → d(K_nᵀQ_n)
+    dat.noalias() = vb.transpose() * dob;                         // dAᵀ
+    softmax_backward<T>(at, dat, T(1) / std::sqrt(T(n)));         // dAᵀ → d(K_nᵀQ_n)
     auto dqb = dq.at(s, j, b, d.tq, d.dh);
     auto dkb = dk.at(s, j, b, d.tk, d.dh);
     dqb.topRows(n).noalias() = k.at(s, j, b, d.tk, d.dh).topRows(n) * dat;
