@@ -69,6 +69,8 @@ examples::model_summary train_model(const std::string& name, Model model, const 
   return s;
 }
 
+/// @brief Builds the model `name` (standard, dimension-wise or multilinear: the same classifier with another
+/// attention in every encoder layer) and trains it.
 examples::model_summary train_named(const std::string& name, const run_setup& setup, const encoded_split& train,
                                     const encoded_split& test, examples::training_log& log) {
   const auto& c = setup.base;
@@ -84,8 +86,7 @@ examples::model_summary train_named(const std::string& name, const run_setup& se
                            c, nn::make_encoder_layers<float>(cfg, c.layers, identity_transform{}, c.seed + 100)),
                        setup, train, test, log, meta);
   }
-  if (name != "multilinear")
-    throw std::invalid_argument("--models: unknown model '" + name + "' (standard, multilinear, dimension-wise)");
+  // multilinear: the encoder layers are built around the attention, with the same FFN, LayerNorm and seeds
   using attention = nn::multilinear_attention_params<float, identity_transform>;
   std::vector<nn::encoder_params<float, identity_transform, attention>> layers;
   for (std::size_t i = 0; i < c.layers; ++i) {
@@ -150,7 +151,12 @@ int run(int argc, char** argv) {
   fc.eval_train_limit = 1000;
   std::vector<std::string> models;
   std::stringstream list(o.extra.count("models") ? o.extra.at("models") : "standard,multilinear,dimension-wise");
-  for (std::string m; std::getline(list, m, ',');) models.push_back(m);
+  for (std::string m; std::getline(list, m, ',');) {
+    if (m != "standard" && m != "multilinear" && m != "dimension-wise")
+      throw std::invalid_argument("--models: unknown model '" + m + "' (standard, multilinear, dimension-wise)");
+    models.push_back(m);
+  }
+  if (models.empty()) throw std::invalid_argument("--models: no model named");
   std::printf(
       "%s: d = %zu, H = %zu, d_ff = %zu, %zu layers, N = %zu, R = %zu, P = %zu (%s cores), batch %zu, peak "
       "lr %.1e, %zu epochs, %zu threads\n",

@@ -14,7 +14,8 @@
 /// type provides, found by argument-dependent lookup,
 ///   attention_sublayer_forward(a, tm, x̂, batch, mask, cache, ŷ)   and
 ///   attention_sublayer_backward(a, tm, x̂, cache, dŷ, workspace, dx̂, grads)   (gradients assigned),
-/// and attention_state<A> names its cache and workspace types; the LayerNorms, FFN and residuals are shared.
+/// and attention_state's specialization for A names its cache and workspace types. The LayerNorms, FFN and
+/// residuals are shared.
 #include <cstdint>
 #include <utility>
 

@@ -64,9 +64,10 @@ struct multilinear_attention_params {
   const L& transform() const { return w_o.transform(); }
   std::size_t width() const { return w_o.n(); }  ///< d
   std::size_t slices() const { return w_o.p(); }
-  std::size_t rank() const { return w_qkv.n() / 3; }                                               ///< R
-  std::size_t length() const;                                                                      ///< N
-  std::size_t pairs() const { return core == multilinear_core::full ? rank() * rank() : rank(); }  ///< S
+  std::size_t rank() const { return w_qkv.n() / 3; }  ///< R
+  std::size_t length() const;                         ///< N
+  /// S, the columns of the key/value pair matrix: R (superdiagonal) or R² (full)
+  std::size_t pairs() const { return core == multilinear_core::full ? rank() * rank() : rank(); }
   bool has_bias() const { return b_o.m() == 1; }
   template <class F>
   void for_each(F&& f) {
