@@ -163,24 +163,14 @@ int run(int argc, char** argv) {
       example_name, base.width, base.heads, base.hidden, base.layers, setup.length, setup.rank, setup.terms,
       core.c_str(), fc.batch_size, fc.lr, fc.epochs, num_threads());
 
-  std::printf("reading %s\n", o.data.c_str());
-  const auto corpus = io::read_text_corpus(o.data);
-  const auto limit = [&](const std::string& key, std::size_t quick_count) {
-    return o.extra.count(key) ? o.count(key, 0) : quick ? quick_count : 0;
-  };
-  const auto train_docs = examples::pick_documents(corpus.train, limit("train-docs", 300), 11);
-  const auto test_docs = examples::pick_documents(corpus.test, limit("test-docs", 150), 12);
-  std::vector<std::string_view> texts;
-  for (const auto* d : train_docs) texts.push_back(d->text);
-  const auto vocab = io::vocabulary::build(texts, 20000);
-  const auto train = examples::encode_documents(train_docs, vocab, setup.length);
-  const auto test = examples::encode_documents(test_docs, vocab, setup.length);
+  const auto data = examples::load_text_dataset(o, setup.length, 300, 150);
+  const auto& [vocab, train, test, classes, labels] = data;
   base.vocabulary = vocab.size();
-  base.classes = corpus.labels().size();
+  base.classes = classes;
   std::printf("%zu training and %zu test documents, vocabulary %zu\n", train.size(), test.size(), vocab.size());
 
   setup.checkpoints = o.out / "checkpoints";
-  setup.metadata = {{"example", example_name}, {"max_length", std::to_string(setup.length)}};
+  setup.metadata = {{"example", example_name}, {"max_length", std::to_string(setup.length)}, {"labels", labels}};
   std::filesystem::create_directories(setup.checkpoints);
   examples::training_log log(o.out / "training_log.csv");
   std::vector<examples::model_summary> summaries;
