@@ -4,6 +4,7 @@
 
 #include "nn_test_util.hpp"
 #include "tprod/decomp/multilinear_attention.hpp"
+#include "tprod/nn/model/attention_layer.hpp"
 #include "tprod/nn/multilinear_attention.hpp"
 #include "tprod/nn/param_count.hpp"
 
@@ -216,6 +217,25 @@ TEST_CASE("encoder layers with multi-linear or dimension-wise attention: gradien
     cfg.attention = nn::attention_variant::dimension_wise;
     check_layer(nn::make_encoder_params<double>(cfg, tprod::dct{}, 1));
   }
+}
+
+TEST_CASE("attention_layer with multi-linear attention: the functions' results, gradients added per backward pass") {
+  const std::size_t batch = 2, n = 4, d = 5;
+  const auto prm = nn::make_multilinear_attention_params<double>(d, n, 3, 2, 2, tprod::dct{}, 4);
+  nn::attention_layer<double, tprod::dct, nn::multilinear_attention_params<double, tprod::dct>> layer(prm, "mla");
+  const t3 x = random_tensor3<double>(batch * n, d, 2, 5), dy = random_tensor3<double>(batch * n, d, 2, 6);
+  const nn::batch b{batch, {}, {3, 4}, nn::phase::train};
+  const auto [y, saved] = nn::multilinear_attention_forward(prm, x, batch, {false, b.lengths});
+  const auto g = nn::multilinear_attention_backward(prm, saved, dy);
+  CHECK(max_diff(layer.forward(x, b), y) == 0);
+  CHECK(max_diff(layer.backward(dy), g.d_input) == 0);
+  layer.backward(dy);  // a second pass adds the same gradients again
+  std::vector<std::string> names;
+  layer.for_each_parameter([&](std::string_view name, t3&, t3& grad) {
+    names.emplace_back(name);
+    if (name == "mla.w_o") CHECK(max_diff(grad, 2.0 * g.d_params.w_o.data()) <= 1e-13 * (1 + max_abs(grad)));
+  });
+  CHECK(names == std::vector<std::string>{"mla.w_qkv", "mla.b_qkv", "mla.cores", "mla.w_o", "mla.b_o"});
 }
 
 TEST_CASE("multi-linear attention parameter counts") {
