@@ -233,25 +233,11 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  std::printf("reading %s\n", o.data.c_str());
-  const auto corpus = io::read_text_corpus(o.data);
-  // Documents per split: --train-docs / --test-docs, else a subset in quick mode, else all (0).
-  const auto limit = [&](const std::string& key, std::size_t quick_count) {
-    return o.extra.count(key) ? o.count(key, 0) : quick ? quick_count : 0;
-  };
-  // A shuffled order: the corpus is grouped by label, and fit evaluates the training split on a prefix.
-  const auto train_docs = examples::pick_documents(corpus.train, limit("train-docs", 400), 11);
-  const auto test_docs = examples::pick_documents(corpus.test, limit("test-docs", 200), 12);
-  std::vector<std::string_view> texts;
-  for (const auto* d : train_docs) texts.push_back(d->text);
-  const auto vocab = io::vocabulary::build(texts, 20000);
+  const auto data = examples::load_text_dataset(o, max_length, 400, 200);
+  const auto& [vocab, train, test, classes, labels] = data;
   vocab.save(o.out / "vocabulary.txt");
-  const auto train = examples::encode_documents(train_docs, vocab, max_length);
-  const auto test = examples::encode_documents(test_docs, vocab, max_length);
   base.vocabulary = vocab.size();
-  base.classes = corpus.labels().size();
-  std::string labels;
-  for (const auto& l : corpus.labels()) labels += (labels.empty() ? "" : ",") + l;
+  base.classes = classes;
   std::size_t truncated = 0;
   for (auto n : train.lengths) truncated += n == max_length;
   std::printf(

@@ -3,9 +3,12 @@
 // label), encoded by an io::vocabulary into fixed-length rows of word ids with their valid lengths, and served as
 // example batches.
 #include <algorithm>
+#include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "support/example_options.hpp"
 #include "support/fit.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
@@ -60,6 +63,38 @@ inline encoded_split encode_documents(const std::vector<const io::text_example*>
     s.labels.push_back(d->label);
   }
   return s;
+}
+
+/// @brief A corpus as a text classifier trains on it: both splits encoded to `length` tokens over the vocabulary
+/// of the 20,000 most frequent training words, and the labels (comma-separated, in label order).
+struct text_dataset {
+  io::vocabulary vocabulary;
+  encoded_split train, test;
+  std::size_t classes = 0;
+  std::string labels;
+};
+
+/// @brief Reads the corpus at o.data and takes --train-docs / --test-docs documents of each split (else
+/// quick_train / quick_test in quick mode, else all) in a seeded shuffled order — the corpus is grouped by label,
+/// and fit evaluates the training split on a prefix.
+/// @throws what io::read_text_corpus throws for a missing or malformed corpus.
+inline text_dataset load_text_dataset(const options& o, std::size_t length, std::size_t quick_train,
+                                      std::size_t quick_test) {
+  std::printf("reading %s\n", o.data.c_str());
+  const auto corpus = io::read_text_corpus(o.data);
+  const auto limit = [&](const std::string& key, std::size_t quick_count) {
+    return o.extra.count(key) ? o.count(key, 0) : o.quick ? quick_count : 0;
+  };
+  const auto train_docs = pick_documents(corpus.train, limit("train-docs", quick_train), 11);
+  const auto test_docs = pick_documents(corpus.test, limit("test-docs", quick_test), 12);
+  std::vector<std::string_view> texts;
+  for (const auto* d : train_docs) texts.push_back(d->text);
+  auto vocab = io::vocabulary::build(texts, 20000);
+  auto train = encode_documents(train_docs, vocab, length);
+  auto test = encode_documents(test_docs, vocab, length);
+  std::string labels;
+  for (const auto& l : corpus.labels()) labels += (labels.empty() ? "" : ",") + l;
+  return {std::move(vocab), std::move(train), std::move(test), corpus.labels().size(), std::move(labels)};
 }
 
 }  // namespace tprod::examples

@@ -12,6 +12,7 @@
 #include "tprod/nn/layer_norm.hpp"
 #include "tprod/nn/linear.hpp"
 #include "tprod/nn/loss.hpp"
+#include "tprod/nn/multilinear_attention.hpp"
 #include "tprod/nn/nn_concepts.hpp"
 #include "tprod/nn/optim.hpp"
 #include "tprod/nn/param_count.hpp"

@@ -10,7 +10,8 @@
 /// The projections are one GEMM per slice over all B·T rows; the attention itself is one flat loop over the
 /// p·h·B (slice, head, sequence) blocks. With p = 1 and the identity transform this is the standard
 /// multi-head attention with H = h heads (the bias-free form with variant t_softmax is paper 001's t-MHSA,
-/// see t_attention.hpp).
+/// see t_attention.hpp). With variant dimension_wise each head attends over its d_h features instead of the
+/// tokens (TensorCoder, paper 003; dimension_wise_kernels.hpp), everything else unchanged.
 ///
 /// Parameters (transform domain): Ŵ_QKV = [Ŵ_Q | Ŵ_K | Ŵ_V] ∈ ℝ^{d_s×3d_s×p} — head j of Ŵ_Q is columns
 /// j·d_h…(j+1)·d_h−1, the paper's 𝒲_Q^{(j)} ∈ ℝ^{d_s×d_h×p} — with bias B̂_QKV ∈ ℝ^{1×3d_s×p}, and
@@ -19,7 +20,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "tprod/nn/detail/attention_kernels.hpp"
+#include "tprod/nn/detail/dimension_wise_kernels.hpp"
 #include "tprod/nn/linear.hpp"
 
 namespace tprod::nn {
@@ -174,8 +175,13 @@ void attention_hat_forward(const attention_weights<T>& w, const tube_maps<T>& tm
   }
   ensure_shape(c.hcat, rq, ds, d.p);
   const auto src = qkv_sources<const T>(c.q.data(), xkv_hat ? c.kv.data() : nullptr, rq, rk, ds);
-  attention_scores_forward<T>(d, src.q, src.k, src.v, mask, w.variant, tm, c.probs, c.probs_hat,
-                              blocks_of<T>(c.hcat.data(), rq, ds, 0));
+  if (w.variant == attention_variant::dimension_wise) {
+    dimension_wise_forward<T>(d, src.q, src.k, src.v, mask, c.probs, blocks_of<T>(c.hcat.data(), rq, ds, 0));
+    c.probs_hat = tensor3<T>();
+  } else {
+    attention_scores_forward<T>(d, src.q, src.k, src.v, mask, w.variant, tm, c.probs, c.probs_hat,
+                                blocks_of<T>(c.hcat.data(), rq, ds, 0));
+  }
   slice_linear_forward(c.hcat, w.w_o, w.b_o, 0, ds, y_hat);
 }
 
@@ -196,8 +202,12 @@ void attention_hat_backward(const attention_weights<T>& w, const tube_maps<T>& t
   if (xkv_hat) ensure_shape_like(ws.dkv, c.kv);
   const auto src = qkv_sources<const T>(c.q.data(), xkv_hat ? c.kv.data() : nullptr, rq, rk, ds);
   const auto dst = qkv_sources<T>(ws.dq.data(), xkv_hat ? ws.dkv.data() : nullptr, rq, rk, ds);
-  attention_scores_backward<T>(d, src.q, src.k, src.v, w.variant, tm, c.probs, c.probs_hat,
-                               blocks_of<const T>(ws.dhcat.data(), rq, ds, 0), dst.q, dst.k, dst.v, ws.dp, ws.dp_hat);
+  const auto dhcat = blocks_of<const T>(ws.dhcat.data(), rq, ds, 0);
+  if (w.variant == attention_variant::dimension_wise)
+    dimension_wise_backward<T>(d, src.q, src.k, src.v, c.mask, c.probs, dhcat, dst.q, dst.k, dst.v, ws.dp);
+  else
+    attention_scores_backward<T>(d, src.q, src.k, src.v, w.variant, tm, c.probs, c.probs_hat, dhcat, dst.q, dst.k,
+                                 dst.v, ws.dp, ws.dp_hat);
   if (xkv_hat) {
     slice_linear_backward(xq_hat, w.w_qkv, ws.dq, 0, &dxq_hat, false, g.w_qkv, g.b_qkv);
     slice_linear_backward(xm, w.w_qkv, ws.dkv, ds, dxkv_hat, false, g.w_qkv, g.b_qkv);

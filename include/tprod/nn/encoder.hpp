@@ -8,6 +8,14 @@
 /// 𝒳, 𝒴 ∈ ℝ^{(B·T)×d_s×p}. Attention and FFN run in the transform domain on all slices at once; with the
 /// transform-domain LayerNorm the activations stay there for the whole layer (one L in, one L⁻¹ out).
 /// With p = 1 and the identity transform this is the standard Transformer encoder layer.
+///
+/// The attention sublayer is a parameter type A: attention_params (token-wise, or dimension-wise through its
+/// variant) by default, or another attention with the same shapes (multilinear_attention_params). An attention
+/// type provides, found by argument-dependent lookup,
+///   attention_sublayer_forward(a, tm, x̂, batch, mask, cache, ŷ)   and
+///   attention_sublayer_backward(a, tm, x̂, cache, dŷ, workspace, dx̂, grads)   (gradients assigned),
+/// and attention_state's specialization for A names its cache and workspace types. The LayerNorms, FFN and
+/// residuals are shared.
 #include <cstdint>
 #include <utility>
 
@@ -17,10 +25,35 @@
 
 namespace tprod::nn {
 
-template <std::floating_point T, real_transform<T> L>
+/// @brief The saved state (cache) and scratch (workspace) types of an attention sublayer type A.
+template <class A>
+struct attention_state;
+template <std::floating_point T, class L>
+struct attention_state<attention_params<T, L>> {
+  using cache = detail::attention_cache<T>;
+  using workspace = detail::attention_workspace<T>;
+};
+
+/// The encoder's hooks for the token-wise (or dimension-wise) L-multi-head self-attention.
+template <std::floating_point T, class L>
+void attention_sublayer_forward(const attention_params<T, L>& a, const detail::tube_maps<T>& tm,
+                                const tensor3<T>& x_hat, std::size_t batch, const attention_mask& mask,
+                                detail::attention_cache<T>& cache, tensor3<T>& y_hat) {
+  detail::attention_hat_forward(detail::weights_of(a), tm, x_hat, nullptr, batch, mask, cache, y_hat);
+}
+template <std::floating_point T, class L>
+void attention_sublayer_backward(const attention_params<T, L>& a, const detail::tube_maps<T>& tm,
+                                 const tensor3<T>& x_hat, const detail::attention_cache<T>& cache,
+                                 const tensor3<T>& dy_hat, detail::attention_workspace<T>& ws, tensor3<T>& dx_hat,
+                                 attention_params<T, L>& g) {
+  detail::attention_hat_backward(detail::weights_of(a), tm, x_hat, nullptr, cache, dy_hat, ws, dx_hat, nullptr,
+                                 detail::grads_of(g));
+}
+
+template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>>
 struct encoder_params {
   layer_config config;
-  attention_params<T, L> attn;
+  A attn;
   ffn_params<T, L> ffn;
   layer_norm_params<T> ln1, ln2;
 
@@ -34,40 +67,49 @@ struct encoder_params {
   }
 };
 
+/// @brief The layer of config cfg around a given attention sublayer (of width cfg.width over cfg.slices slices):
+/// random FFN projections (make_ffn_params), Γ = 1, ℬ = 0.
+/// @throws shape_error for an invalid config or a transform that cannot act on p tubes.
+template <std::floating_point T, real_transform<T> L, class A>
+encoder_params<T, L, A> make_encoder_params_with(const layer_config& cfg, const L& l, std::uint64_t seed, A attn) {
+  cfg.validate();
+  l.check_size(cfg.slices);
+  return {cfg, std::move(attn), make_ffn_params<T>(cfg.width, cfg.hidden, cfg.slices, l, seed + 10, cfg.act, cfg.bias),
+          make_layer_norm_params<T>(cfg.width, cfg.slices, cfg.norm, cfg.eps),
+          make_layer_norm_params<T>(cfg.width, cfg.slices, cfg.norm, cfg.eps)};
+}
+
 /// @brief Random projections (see make_attention_params, make_ffn_params), Γ = 1, ℬ = 0.
 /// @throws shape_error for an invalid config or a transform that cannot act on p tubes.
 template <std::floating_point T, real_transform<T> L>
 encoder_params<T, L> make_encoder_params(const layer_config& cfg, const L& l, std::uint64_t seed) {
   cfg.validate();
-  l.check_size(cfg.slices);
-  return {cfg, make_attention_params<T>(cfg.width, cfg.heads, cfg.slices, l, seed, cfg.bias, cfg.attention),
-          make_ffn_params<T>(cfg.width, cfg.hidden, cfg.slices, l, seed + 10, cfg.act, cfg.bias),
-          make_layer_norm_params<T>(cfg.width, cfg.slices, cfg.norm, cfg.eps),
-          make_layer_norm_params<T>(cfg.width, cfg.slices, cfg.norm, cfg.eps)};
+  return make_encoder_params_with<T>(
+      cfg, l, seed, make_attention_params<T>(cfg.width, cfg.heads, cfg.slices, l, seed, cfg.bias, cfg.attention));
 }
 
-template <std::floating_point T, class L>
-encoder_params<T, L> zeros_like(const encoder_params<T, L>& p) {
+template <std::floating_point T, class L, class A>
+encoder_params<T, L, A> zeros_like(const encoder_params<T, L, A>& p) {
   return {p.config, zeros_like(p.attn), zeros_like(p.ffn), zeros_like(p.ln1), zeros_like(p.ln2)};
 }
 
-/// @brief What encoder_layer_backward needs (activations of the forward pass).
-template <std::floating_point T>
+/// @brief What encoder_layer_backward needs (activations of the forward pass); C is the attention's cache.
+template <std::floating_point T, class C = detail::attention_cache<T>>
 struct encoder_saved {
   std::size_t batch = 0;
   detail::residual_saved<T> r1, r2;
-  detail::attention_cache<T> attn;
+  C attn;
   detail::ffn_cache<T> ffn;
   std::size_t bytes() const { return r1.bytes() + r2.bytes() + attn.bytes() + ffn.bytes(); }
 };
 
 /// @brief Scratch tensors of the forward and backward passes, kept between calls so that training steps on
-/// same-sized batches allocate nothing.
-template <std::floating_point T>
+/// same-sized batches allocate nothing; W is the attention's workspace.
+template <std::floating_point T, class W = detail::attention_workspace<T>>
 struct encoder_workspace {
   tensor3<T> s0, s1, ds1, ds0;
   detail::residual_workspace<T> res;
-  detail::attention_workspace<T> attn;
+  W attn;
   detail::ffn_workspace<T> ffn;
   std::size_t bytes() const {
     return detail::bytes_of(s0) + detail::bytes_of(s1) + detail::bytes_of(ds1) + detail::bytes_of(ds0) + res.bytes() +
@@ -75,19 +117,24 @@ struct encoder_workspace {
   }
 };
 
-template <std::floating_point T, class L>
+template <std::floating_point T, class L, class A = attention_params<T, L>>
 struct encoder_grads {
   tensor3<T> d_input;
-  encoder_params<T, L> d_params;
+  encoder_params<T, L, A> d_params;
 };
+
+template <class A>
+using attention_cache_of = typename attention_state<A>::cache;
+template <class A>
+using attention_workspace_of = typename attention_state<A>::workspace;
 
 /// @brief The encoder layer on a batch of `batch` sequences ((B·T)×d_s×p), with an optional key-padding (or
 /// causal) mask for the self-attention; writes `out`, `saved` and uses `ws` (all reused across calls).
 /// @throws shape_error when 𝒳 does not match the layer or the batch, or the mask is invalid.
-template <std::floating_point T, real_transform<T> L>
-void encoder_layer_forward(const encoder_params<T, L>& prm, const tensor3<T>& x, std::size_t batch,
-                           const attention_mask& mask, tensor3<T>& out, encoder_saved<T>& saved,
-                           encoder_workspace<T>& ws) {
+template <std::floating_point T, real_transform<T> L, class A, class C, class W>
+void encoder_layer_forward(const encoder_params<T, L, A>& prm, const tensor3<T>& x, std::size_t batch,
+                           const attention_mask& mask, tensor3<T>& out, encoder_saved<T, C>& saved,
+                           encoder_workspace<T, W>& ws) {
   const auto& cfg = prm.config;
   const auto tm = detail::tube_maps_of<T>(prm.transform());
   TPROD_EXPECTS(x.n() == cfg.width && x.p() == cfg.slices,
@@ -98,7 +145,7 @@ void encoder_layer_forward(const encoder_params<T, L>& prm, const tensor3<T>& x,
   if (in_transform) tm.forward(x, ws.s0);
   const tensor3<T>& s0 = in_transform ? ws.s0 : x;
   detail::residual_forward(cfg, tm, prm.ln1, s0, ws.s1, saved.r1, ws.res, [&](const tensor3<T>& in, tensor3<T>& o) {
-    detail::attention_hat_forward(detail::weights_of(prm.attn), tm, in, nullptr, batch, mask, saved.attn, o);
+    attention_sublayer_forward(prm.attn, tm, in, batch, mask, saved.attn, o);
   });
   tensor3<T>& s2 = in_transform ? ws.s0 : out;  // s0 is free again once the first sublayer is done
   detail::residual_forward(cfg, tm, prm.ln2, std::as_const(ws.s1), s2, saved.r2, ws.res,
@@ -108,19 +155,19 @@ void encoder_layer_forward(const encoder_params<T, L>& prm, const tensor3<T>& x,
   if (in_transform) tm.inverse(ws.s0, out);
 }
 
-template <std::floating_point T, real_transform<T> L>
-std::pair<tensor3<T>, encoder_saved<T>> encoder_layer_forward(const encoder_params<T, L>& prm, const tensor3<T>& x,
-                                                              std::size_t batch, const attention_mask& mask = {}) {
-  std::pair<tensor3<T>, encoder_saved<T>> r;
-  encoder_workspace<T> ws;
+template <std::floating_point T, real_transform<T> L, class A>
+std::pair<tensor3<T>, encoder_saved<T, attention_cache_of<A>>> encoder_layer_forward(
+    const encoder_params<T, L, A>& prm, const tensor3<T>& x, std::size_t batch, const attention_mask& mask = {}) {
+  std::pair<tensor3<T>, encoder_saved<T, attention_cache_of<A>>> r;
+  encoder_workspace<T, attention_workspace_of<A>> ws;
   encoder_layer_forward(prm, x, batch, mask, r.first, r.second, ws);
   return r;
 }
 
 /// @brief Backward pass: d𝒳 and all parameter gradients (assigned into g).
-template <std::floating_point T, real_transform<T> L>
-void encoder_layer_backward(const encoder_params<T, L>& prm, const encoder_saved<T>& saved, const tensor3<T>& d_out,
-                            encoder_grads<T, L>& g, encoder_workspace<T>& ws) {
+template <std::floating_point T, real_transform<T> L, class A, class C, class W>
+void encoder_layer_backward(const encoder_params<T, L, A>& prm, const encoder_saved<T, C>& saved,
+                            const tensor3<T>& d_out, encoder_grads<T, L, A>& g, encoder_workspace<T, W>& ws) {
   const auto& cfg = prm.config;
   const auto tm = detail::tube_maps_of<T>(prm.transform());
   TPROD_EXPECTS(d_out.n() == cfg.width && d_out.p() == cfg.slices && d_out.m() == saved.r1.f_in_hat.m(),
@@ -136,18 +183,17 @@ void encoder_layer_backward(const encoder_params<T, L>& prm, const encoder_saved
   tensor3<T>& ds0 = in_transform ? ws.ds0 : g.d_input;
   detail::residual_backward(cfg, tm, prm.ln1, saved.r1, std::as_const(ws.ds1), ds0, g.d_params.ln1, ws.res,
                             [&](const tensor3<T>& dy, tensor3<T>& dx) {
-                              detail::attention_hat_backward(detail::weights_of(prm.attn), tm, saved.r1.f_in_hat,
-                                                             nullptr, saved.attn, dy, ws.attn, dx, nullptr,
-                                                             detail::grads_of(g.d_params.attn));
+                              attention_sublayer_backward(prm.attn, tm, saved.r1.f_in_hat, saved.attn, dy, ws.attn,
+                                                          dx, g.d_params.attn);
                             });
   if (in_transform) tm.adjoint(ws.ds0, g.d_input);
 }
 
-template <std::floating_point T, real_transform<T> L>
-encoder_grads<T, L> encoder_layer_backward(const encoder_params<T, L>& prm, const encoder_saved<T>& saved,
-                                           const tensor3<T>& d_out) {
-  encoder_grads<T, L> g{tensor3<T>(), zeros_like(prm)};
-  encoder_workspace<T> ws;
+template <std::floating_point T, real_transform<T> L, class A, class C>
+encoder_grads<T, L, A> encoder_layer_backward(const encoder_params<T, L, A>& prm, const encoder_saved<T, C>& saved,
+                                              const tensor3<T>& d_out) {
+  encoder_grads<T, L, A> g{tensor3<T>(), zeros_like(prm)};
+  encoder_workspace<T, attention_workspace_of<A>> ws;
   encoder_layer_backward(prm, saved, d_out, g, ws);
   return g;
 }

@@ -23,7 +23,10 @@ enum class attention_variant {
   spectral,
   /// Paper 001, Def. 5.2–5.3 read literally: 𝒜 = t-Softmax(𝒮) is the original-domain tensor whose slice k is
   /// softmax(Ŝ_k), and t-Attention = 𝒜 *_L 𝒱, so slice k uses L(𝒜)_k = Σ_l Z_kl·softmax(Ŝ_l) to weight V̂_k.
-  t_softmax
+  t_softmax,
+  /// TensorCoder's dimension-wise attention (paper 003): a d_h×d_h softmax(Q̂ᵀK̂/√n) over the features of each
+  /// head instead of a T×T one over the tokens (dimension_wise_kernels.hpp); self-attention, no causal mask.
+  dimension_wise
 };
 
 /// @brief Masks of an attention call: causal (query t sees keys u ≤ t) and key padding (sequence b has

@@ -1,33 +1,40 @@
 #pragma once
 /// @file attention_layer.hpp
-/// @brief L-multi-head self-attention alone (attention.hpp: no FFN, no LayerNorm, no residual) as a stateful layer,
-/// with the batch's lengths as the key-padding mask. With p = 1 and the identity transform it is the standard
-/// dot-product multi-head attention: the baseline a model swaps against another attention layer (e.g.
-/// spectral_attention_layer) when everything else stays the same.
+/// @brief A self-attention sublayer alone (no FFN, no LayerNorm, no residual) as a stateful layer, with the batch's
+/// lengths as the key-padding mask. A is the attention's parameter type (see encoder.hpp): attention_params by
+/// default — L-multi-head attention, which with p = 1 and the identity transform is the standard dot-product
+/// multi-head attention, or dimension-wise attention through its variant — or multilinear_attention_params. It is
+/// the baseline a model swaps against another attention layer (e.g. spectral_attention_layer) when everything else
+/// stays the same.
 #include <string>
 #include <utility>
 
-#include "tprod/nn/attention.hpp"
+#include "tprod/nn/encoder.hpp"
 #include "tprod/nn/model/layer.hpp"
 
 namespace tprod::nn {
 
-template <std::floating_point T, real_transform<T> L>
+template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>>
 struct attention_layer {
-  trainable<T, attention_params<T, L>> params;
+  trainable<T, A> params;
   std::string name = "attn";
 
-  explicit attention_layer(attention_params<T, L> prm, std::string layer_name = "attn")
-      : params(std::move(prm)), name(std::move(layer_name)) {}
+  explicit attention_layer(A prm, std::string layer_name = "attn")
+      : params(std::move(prm)), name(std::move(layer_name)), fresh_(zeros_like(params.value)) {}
 
   const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
-    attention_forward(params.value, x, b.size, attention_mask{false, b.lengths}, out_, saved_);
+    const auto tm = detail::tube_maps_of<T>(params.value.transform());
+    tm.forward(x, x_hat_);
+    attention_sublayer_forward(params.value, tm, x_hat_, b.size, attention_mask{false, b.lengths}, cache_, y_hat_);
+    tm.inverse(y_hat_, out_);
     return out_;
   }
   const tensor3<T>& backward(const tensor3<T>& dy) {
-    auto g = attention_backward(params.value, saved_, dy);
-    params.accumulate(g.d_params);
-    dx_ = std::move(g.d_input);
+    const auto tm = detail::tube_maps_of<T>(params.value.transform());
+    tm.inverse_adjoint(dy, y_hat_);
+    attention_sublayer_backward(params.value, tm, x_hat_, cache_, y_hat_, ws_, dx_hat_, fresh_);
+    params.accumulate(fresh_);
+    tm.adjoint(dx_hat_, dx_);
     return dx_;
   }
   template <class F>
@@ -36,8 +43,10 @@ struct attention_layer {
   }
 
  private:
-  attention_saved<T> saved_;
-  tensor3<T> out_, dx_;
+  A fresh_;  ///< the last backward pass's gradients, before they are added into params.grad
+  attention_cache_of<A> cache_;
+  attention_workspace_of<A> ws_;
+  tensor3<T> x_hat_, y_hat_, dx_hat_, out_, dx_;
 };
 
 }  // namespace tprod::nn

@@ -117,25 +117,37 @@ inline text_classifier_config text_classifier_config_from(const std::map<std::st
   return c;
 }
 
-template <std::floating_point T, real_transform<T> L>
+/// A is the encoder layers' attention (encoder.hpp), the standard one by default.
+template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>>
 using text_classifier =
     sequential<T, token_embedding<T>, positional_layer<T, sinusoidal_positional_params<T>>, dropout<T>,
-               encoder_stack<T, L>, pooling_layer<T>, flatten_layer<T>, linear_layer<T, identity_transform>>;
+               encoder_stack<T, L, A>, pooling_layer<T>, flatten_layer<T>, linear_layer<T, identity_transform>>;
+
+/// @brief The text classifier of config c around given encoder layers (e.g. with another attention, built by
+/// make_encoder_params_with); c.layers is ignored.
+/// @throws shape_error when a layer's width or slices differ from c's, fewer than 2 classes or no layer.
+template <std::floating_point T, real_transform<T> L, class A>
+text_classifier<T, L, A> make_text_classifier(const text_classifier_config& c,
+                                              std::vector<encoder_params<T, L, A>> layers) {
+  TPROD_EXPECTS(c.classes >= 2 && !layers.empty(), "nn::make_text_classifier: need at least 2 classes and 1 layer");
+  TPROD_EXPECTS(layers[0].config.width * layers[0].config.slices == c.width && layers[0].config.slices == c.slices,
+                "nn::make_text_classifier: the encoder layers do not have the config's width and slices");
+  return text_classifier<T, L, A>(
+      token_embedding<T>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale)), c.slices),
+      positional_layer<T, sinusoidal_positional_params<T>>(
+          make_sinusoidal_positional<T>(c.slices, c.positions, c.learnable_positions)),
+      dropout<T>(c.dropout, c.seed + 7), encoder_stack<T, L, A>(std::move(layers)), pooling_layer<T>(pooling::mean),
+      flatten_layer<T>{},
+      linear_layer<T, identity_transform>(
+          make_linear_params<T>(c.width, c.classes, 1, identity_transform{}, c.seed + 3), "head"));
+}
 
 /// @throws shape_error when p does not divide d, H and d_ff, or a size is zero.
 template <std::floating_point T, real_transform<T> L>
 text_classifier<T, L> make_text_classifier(const text_classifier_config& c, const L& l) {
   const layer_config cfg = paper000_config(c.width, c.heads, c.hidden, c.slices, c.act);
-  TPROD_EXPECTS(c.classes >= 2 && c.layers > 0, "nn::make_text_classifier: need at least 2 classes and 1 layer");
-  return text_classifier<T, L>(
-      token_embedding<T>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale)), c.slices),
-      positional_layer<T, sinusoidal_positional_params<T>>(
-          make_sinusoidal_positional<T>(c.slices, c.positions, c.learnable_positions)),
-      dropout<T>(c.dropout, c.seed + 7),
-      encoder_stack<T, L>(make_encoder_layers<T>(cfg, c.layers, l, c.seed + 100)), pooling_layer<T>(pooling::mean),
-      flatten_layer<T>{},
-      linear_layer<T, identity_transform>(
-          make_linear_params<T>(c.width, c.classes, 1, identity_transform{}, c.seed + 3), "head"));
+  TPROD_EXPECTS(c.layers > 0, "nn::make_text_classifier: need at least 1 layer");
+  return make_text_classifier<T>(c, make_encoder_layers<T>(cfg, c.layers, l, c.seed + 100));
 }
 
 /// @brief A vision transformer on patches: every image is T patches of `patch_features` values per slice

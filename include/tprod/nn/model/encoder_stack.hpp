@@ -2,7 +2,8 @@
 /// @file encoder_stack.hpp
 /// @brief N encoder layers (encoder.hpp) applied in turn, owning every layer's saved state and one shared
 /// workspace, so a training step on same-sized batches allocates nothing after the first. The batch's lengths
-/// become the self-attention's key-padding mask.
+/// become the self-attention's key-padding mask. A is the layers' attention (see encoder.hpp): attention_params
+/// (token-wise or dimension-wise) by default, or multilinear_attention_params.
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,14 +13,14 @@
 
 namespace tprod::nn {
 
-template <std::floating_point T, real_transform<T> L>
+template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>>
 class encoder_stack {
  public:
   std::string name = "encoder";
 
   /// @brief Takes the layers' parameters (e.g. from make_encoder_params), first layer first.
   /// @throws shape_error for an empty stack or layers of different widths or slice counts.
-  explicit encoder_stack(std::vector<encoder_params<T, L>> layers, std::string stack_name = "encoder")
+  explicit encoder_stack(std::vector<encoder_params<T, L, A>> layers, std::string stack_name = "encoder")
       : name(std::move(stack_name)), fresh_{tensor3<T>(), zeros_like(first_of(layers))} {
     for (auto& l : layers) {
       TPROD_EXPECTS(l.config.width == layers[0].config.width && l.config.slices == layers[0].config.slices,
@@ -31,10 +32,10 @@ class encoder_stack {
   }
 
   std::size_t size() const { return layers_.size(); }
-  encoder_params<T, L>& operator[](std::size_t i) { return layers_.at(i).value; }
-  const encoder_params<T, L>& operator[](std::size_t i) const { return layers_.at(i).value; }
+  encoder_params<T, L, A>& operator[](std::size_t i) { return layers_.at(i).value; }
+  const encoder_params<T, L, A>& operator[](std::size_t i) const { return layers_.at(i).value; }
   /// @brief The gradient accumulated for layer i.
-  encoder_params<T, L>& grad(std::size_t i) { return layers_.at(i).grad; }
+  encoder_params<T, L, A>& grad(std::size_t i) { return layers_.at(i).grad; }
 
   const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
     const attention_mask mask{false, b.lengths};
@@ -63,16 +64,16 @@ class encoder_stack {
   }
 
  private:
-  static const encoder_params<T, L>& first_of(const std::vector<encoder_params<T, L>>& layers) {
+  static const encoder_params<T, L, A>& first_of(const std::vector<encoder_params<T, L, A>>& layers) {
     TPROD_EXPECTS(!layers.empty(), "nn::encoder_stack: needs at least one layer");
     return layers.front();
   }
 
-  std::vector<trainable<T, encoder_params<T, L>>> layers_;
-  std::vector<encoder_saved<T>> saved_;
+  std::vector<trainable<T, encoder_params<T, L, A>>> layers_;
+  std::vector<encoder_saved<T, attention_cache_of<A>>> saved_;
   std::vector<tensor3<T>> outputs_;
-  encoder_grads<T, L> fresh_;
-  encoder_workspace<T> ws_;
+  encoder_grads<T, L, A> fresh_;
+  encoder_workspace<T, attention_workspace_of<A>> ws_;
   tensor3<T> dx_;
 };
 
