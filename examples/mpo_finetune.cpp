@@ -104,9 +104,7 @@ int run(int argc, char** argv) {
   const std::vector<const io::text_example*> fine_docs(docs.begin() + std::ptrdiff_t(n_pre), docs.end());
   const auto test_docs =
       examples::pick_documents(corpus.test, o.extra.count("test-docs") ? o.count("test-docs", 0) : quick ? 200 : 0, 12);
-  std::vector<std::string_view> texts;
-  for (const auto* d : docs) texts.push_back(d->text);
-  const auto vocab = io::vocabulary::build(texts, 20000);
+  const auto vocab = examples::vocabulary_of(docs);
   vocab.save(o.out / "vocabulary.txt");
   const auto pre = examples::encode_documents(pre_docs, vocab, max_length);
   const auto fine = examples::encode_documents(fine_docs, vocab, max_length);

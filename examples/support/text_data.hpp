@@ -4,6 +4,7 @@
 // example batches.
 #include <algorithm>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "support/fit.hpp"
@@ -42,6 +43,13 @@ inline std::vector<const io::text_example*> pick_documents(const io::text_split&
   std::shuffle(docs.begin(), docs.end(), std::mt19937_64(seed));
   if (count > 0 && count < docs.size()) docs.resize(count);
   return docs;
+}
+
+/// @brief The vocabulary of the `size` most frequent words of `docs`.
+inline io::vocabulary vocabulary_of(const std::vector<const io::text_example*>& docs, std::size_t size = 20000) {
+  std::vector<std::string_view> texts;
+  for (const auto* d : docs) texts.push_back(d->text);
+  return io::vocabulary::build(texts, size);
 }
 
 /// @brief The documents' first `length` words as ids (padded with pad_id); valid length = min(words, length) ≥ 1.
