@@ -4,27 +4,27 @@
 //
 // Data: the SpamAssassin corpus (ROOT/{train,test}/{ham,spam}/*.txt, scripts/make-text-corpus.sh). The corpus is
 // one task, so "pre-training" and "fine-tuning" are two disjoint parts of its shuffled training split: a small
-// standard text classifier is pre-trained briefly on the first part, then fine-tuned on the second part twice from
-// the same checkpoint with the same batches, schedule and steps:
+// standard text classifier is pre-trained briefly on the first part, then fine-tuned on the second part from the
+// same checkpoint with the same batches, schedule and steps:
 //   plain  every parameter trained as it is;
-//   mpo    static strategy: I_W = Σ_b Σ_ij |w_ij ∂L_b/∂w_ij| of every encoder and head matrix of the plain
+//   mpo-K  static strategy: I_W = Σ_b Σ_ij |w_ij ∂L_b/∂w_ij| of every encoder and head matrix of the plain
 //          fine-tuned model, accumulated over one pass of the fine-tuning data, ranks the matrices per module group
-//          (encoder.*.attn.w_qkv, …); the top-N of each group become exact MPOs (TT-SVD at full ranks, 3 cores)
-//          whose cores are fine-tuned from the pre-trained weights.
+//          (encoder.*.attn.w_qkv, …); the top-N of each group (--top, default 1) become exact MPOs of K cores
+//          (TT-SVD at full ranks; K = 3 and 5 by default), whose cores are fine-tuned from the pre-trained weights.
 // Model: nn::make_text_classifier, p = 1 under the identity (the standard Transformer): d = 64, H = 4, d_ff = 256,
-// 2 post-norm layers, T = 128 tokens (quick: d = 32, d_ff = 64, T = 48 on a few hundred documents).
+// 2 post-norm layers, T = 64 tokens (quick: d = 32, d_ff = 128, T = 48 on a few hundred documents).
 //
 //   mpo_finetune --data build/data/spam-assassin
 //   mpo_finetune --data build/data/spam-assassin --top 2 --cores 4
 //
-// Writes into --out: training_log.csv, training_curves.png, vocabulary.txt, checkpoints/{pretrained,plain,mpo}
-// .safetensors (the MPO model merged back to dense: the same shapes as the others).
+// Writes into --out: training_log.csv, training_curves.png, vocabulary.txt, checkpoints/{pretrained,plain,mpo-N}
+// .safetensors (the MPO models merged back to dense: the same shapes as the others).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <numeric>
-#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,13 +66,13 @@ int run(int argc, char** argv) {
       "build/data/spam-assassin",
       {{"width", "D         model width d (default 64; quick 32)"},
        {"layers", "N        encoder layers (default 2)"},
-       {"max-length", "T    tokens per document (default 128; quick 48)"},
-       {"pretrain-docs", "N documents of the training split for pre-training (default 600; quick 200)"},
-       {"finetune-docs", "N the next N for fine-tuning (default 1800; quick 200)"},
+       {"max-length", "T    tokens per document (default 64; quick 48)"},
+       {"pretrain-docs", "N documents of the training split for pre-training (default 800; quick 300)"},
+       {"finetune-docs", "N the next N for fine-tuning (default 3000; quick 300)"},
        {"test-docs", "N     test documents (default all; quick 200)"},
-       {"pretrain-epochs", "E (default 1)"},
+       {"pretrain-epochs", "E (default 3; quick 2)"},
        {"top", "N           matrices over-parameterized per module group (default 1)"},
-       {"cores", "N         MPO cores per matrix (default 3)"},
+       {"cores", "LIST      MPO cores per matrix, one fine-tuning per entry (default 3,5; quick 3)"},
        {"lr", "R            peak learning rate of fine-tuning (default 5e-4; pre-training 1e-3)"}});
   const bool quick = o.quick;
   nn::text_classifier_config cfg;
@@ -81,10 +81,19 @@ int run(int argc, char** argv) {
   cfg.hidden = 4 * cfg.width;
   cfg.layers = o.count("layers", 2);
   cfg.dropout = 0.1;
-  const std::size_t max_length = o.count("max-length", quick ? 48 : 128);
-  const std::size_t top = o.count("top", 1), cores = o.count("cores", 3);
+  const std::size_t max_length = o.count("max-length", quick ? 48 : 64);
+  const std::size_t top = o.count("top", 1);
+  std::vector<std::size_t> core_counts;
+  std::stringstream core_list(o.extra.count("cores") ? o.extra.at("cores") : quick ? "3" : "3,5");
+  for (std::string item; std::getline(core_list, item, ',');) {
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(item.c_str(), &end, 10);
+    if (end == item.c_str() || *end != '\0' || v < 1 || v > 16)
+      throw std::invalid_argument("--cores expects numbers from 1 to 16 separated by commas, got '" + item + "'");
+    core_counts.push_back(v);
+  }
   examples::fit_config pre_fit, fine_fit;
-  pre_fit.epochs = o.count("pretrain-epochs", 1);
+  pre_fit.epochs = o.count("pretrain-epochs", quick ? 2 : 3);
   pre_fit.lr = 1e-3;
   fine_fit.epochs = o.epochs.value_or(quick ? 1 : 3);
   fine_fit.lr = o.number("lr", 5e-4);
@@ -94,8 +103,8 @@ int run(int argc, char** argv) {
 
   std::printf("reading %s\n", o.data.c_str());
   const auto corpus = io::read_text_corpus(o.data);
-  const std::size_t n_pre = o.count("pretrain-docs", quick ? 200 : 600);
-  const std::size_t n_fine = o.count("finetune-docs", quick ? 200 : 1800);
+  const std::size_t n_pre = o.count("pretrain-docs", quick ? 300 : 800);
+  const std::size_t n_fine = o.count("finetune-docs", quick ? 300 : 3000);
   const auto docs = examples::pick_documents(corpus.train, n_pre + n_fine, 11);
   if (docs.size() < n_pre + n_fine)
     throw std::invalid_argument("--pretrain-docs + --finetune-docs = " + std::to_string(n_pre + n_fine) +
@@ -164,27 +173,32 @@ int run(int argc, char** argv) {
     std::printf("  %c %-24s %-22s %.4g\n", std::count(selected.begin(), selected.end(), name) ? '*' : ' ',
                 name.c_str(), nn::module_group(name).c_str(), score);
 
-  // MPO fine-tuning of the selected matrices from the same checkpoint, same batches and schedule.
-  auto base = from_pretrained();
-  nn::mpo_overparameterized<float, model_type> over(base);
-  std::size_t replaced = 0;
-  for (const auto& name : selected) {
-    over.over_parameterize(name, std::nullopt, cores);
-    const auto& w = over.weight(name);
-    replaced += w.rows() * w.cols();
-    std::printf("  %s: %zux%zu = (%s) x (%s), ranks %s, %zu core entries\n", name.c_str(), w.rows(), w.cols(),
-                detail::shape_text(w.row_dims()).c_str(), detail::shape_text(w.col_dims()).c_str(),
-                detail::shape_text(w.ranks()).c_str(), w.parameter_count());
+  // MPO fine-tuning of the selected matrices from the same checkpoint, same batches and schedule, once per number
+  // of cores (more cores: larger middle bond ranks, more parameters).
+  for (const std::size_t order : core_counts) {
+    const std::string name = "mpo-" + std::to_string(order);
+    auto base = from_pretrained();
+    nn::mpo_overparameterized<float, model_type> over(base);
+    std::size_t replaced = 0;
+    std::printf("\n%s:\n", name.c_str());
+    for (const auto& matrix : selected) {
+      over.over_parameterize(matrix, std::nullopt, order);
+      const auto& w = over.weight(matrix);
+      replaced += w.rows() * w.cols();
+      std::printf("  %s: %zux%zu = (%s) x (%s), ranks %s, %zu core entries\n", matrix.c_str(), w.rows(), w.cols(),
+                  detail::shape_text(w.row_dims()).c_str(), detail::shape_text(w.col_dims()).c_str(),
+                  detail::shape_text(w.ranks()).c_str(), w.parameter_count());
+    }
+    const auto r = examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_fit, log);
+    auto s = summarize(name, over, r);
+    s.extra["cores"] = order;
+    s.extra["over_parameterized"] = selected;
+    s.extra["dense_entries_replaced"] = replaced;
+    s.extra["core_entries"] = over.core_parameter_count();
+    s.extra["inference_parameters"] = nn::parameters<float>(base).count();
+    nn::save_checkpoint<float>(checkpoints / (name + ".safetensors"), over.merged(), meta);
+    summaries.push_back(s);
   }
-  const auto r_mpo =
-      examples::fit<float>(over, "mpo", fine.size(), batches(fine), test.size(), batches(test), fine_fit, log);
-  auto s_mpo = summarize("mpo", over, r_mpo);
-  s_mpo.extra["over_parameterized"] = selected;
-  s_mpo.extra["dense_entries_replaced"] = replaced;
-  s_mpo.extra["core_entries"] = over.core_parameter_count();
-  s_mpo.extra["inference_parameters"] = nn::parameters<float>(base).count();
-  nn::save_checkpoint<float>(checkpoints / "mpo.safetensors", over.merged(), meta);
-  summaries.push_back(s_mpo);
 
   examples::plot_training_curves(log, o.out / "training_curves.png",
                                  "paper 003 on " + o.data.filename().string() + ": plain vs MPO fine-tuning");
@@ -197,7 +211,7 @@ int run(int argc, char** argv) {
         {"data", o.data.string()},          {"pretrain_documents", pre.size()}, {"finetune_documents", fine.size()},
         {"test_documents", test.size()},    {"vocabulary", vocab.size()},       {"width", cfg.width},
         {"layers", cfg.layers},             {"max_length", max_length},         {"finetune_epochs", fine_fit.epochs},
-        {"finetune_lr", fine_fit.lr},       {"top_per_group", top},             {"cores", cores},
+        {"finetune_lr", fine_fit.lr},       {"top_per_group", top},             {"cores", core_counts},
         {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, summaries, extra);
   }
