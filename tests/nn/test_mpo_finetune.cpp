@@ -122,6 +122,38 @@ TEST_CASE("factorization rule, module groups, static and dynamic top-N selection
                                  "encoder.1.ffn.w1", "head.weight"}, 2, 1).empty());
 }
 
+TEST_CASE("dynamic strategy: a round of I_W on the dense matrices, top-n per group added mid-training, same function") {
+  auto model = standard_model<double>();
+  nn::mpo_overparameterized<double, decltype(model)> over(model);
+  over.over_parameterize("encoder.0.ffn.w1");  // already in S
+  const std::vector<std::size_t> labels{0, 1, 2};
+  auto params = nn::parameters<double>(over);
+  nn::adamw<double> opt;
+  for (int step = 0; step < 2; ++step) {  // t = 2 training steps
+    params.zero_grad();
+    nn::classification_step(over, tprod::tensor3<double>(), small_text_batch(), labels);
+    nn::step(opt, params);
+  }
+  std::vector<std::string> dense = over.dense_weight_matrices();  // I_W of the matrices not yet in S
+  std::erase(dense, "embed.table");
+  CHECK(std::find(dense.begin(), dense.end(), "encoder.0.ffn.w1") == dense.end());
+  nn::importance_meter<double> meter(over, dense);
+  params.zero_grad();
+  nn::classification_step(over, tprod::tensor3<double>(), small_text_batch(), labels);
+  meter.accumulate();
+  const std::set<std::string> in_s{"encoder.0.ffn.w1"};
+  const auto next = nn::select_next(meter.scores(), in_s, 1, 1);  // N = 1, n = 1: the ffn.w1 group is full
+  CHECK(next.size() == 4);  // one of attn.w_qkv, attn.w_o, ffn.w2, and head.weight
+  CHECK(std::find(next.begin(), next.end(), "encoder.1.ffn.w1") == next.end());
+
+  const auto eval = small_text_batch(nn::phase::eval);
+  const tprod::tensor3<double> before = over.forward(tprod::tensor3<double>(), eval);
+  for (const auto& n : next) over.over_parameterize(n);
+  const tprod::tensor3<double> after = over.forward(tprod::tensor3<double>(), eval);
+  CHECK(double((after.elements() - before.elements()).cwiseAbs().maxCoeff()) <= mpo_test::tol<double>(400));
+  CHECK(over.over_parameterized().size() == 5);
+}
+
 TEST_CASE("MPO over-parameterization errors name what is wrong") {
   auto model = standard_model<double>();
   nn::mpo_overparameterized<double, decltype(model)> over(model);

@@ -35,8 +35,9 @@
 /// **Strategies** (paper 003, Algorithm "Fine-tuning a Language Model"):
 ///   - static: fine-tune the dense model, compute I_W, over-parameterize the top-N of every group
 ///     (select_top(scores, N)), and fine-tune again;
-///   - dynamic: S = {}; while |S ∩ group| < N for some group: train t steps, compute I_W over those steps, add
-///     the top-n matrices of every group not yet in S (select_next(scores, S, N, n)) and over-parameterize them;
+///   - dynamic: S = {}; while |S ∩ group| < N for some group: train t steps, compute I_W over those steps (of
+///     dense_weight_matrices()), add the top-n matrices of every group not yet in S (select_next(scores, S, N, n))
+///     and over-parameterize them;
 ///     then keep training. Adding matrices changes the parameter list, so an optimizer is rebuilt after each round.
 #include <algorithm>
 #include <map>
@@ -169,19 +170,17 @@ class importance_meter {
 };
 
 /// @brief Dynamic selection: of every module group, the `at_once` (n) highest-scoring matrices not yet in
-/// `selected`, without taking a group past `total` (N) selected matrices. Ties go to the name first in order.
+/// `selected`, without taking a group past `total` (N) selected matrices (`selected` may hold matrices that are not
+/// scored any more). Ties go to the name first in order.
 /// Static selection is select_next(scores, {}, N, N).
 inline std::vector<std::string> select_next(const std::map<std::string, double>& scores,
                                             const std::set<std::string>& selected, std::size_t total,
                                             std::size_t at_once) {
   std::map<std::string, std::vector<std::pair<double, std::string>>> groups;
   std::map<std::string, std::size_t> taken;
-  for (const auto& [name, score] : scores) {
-    if (selected.contains(name))
-      ++taken[module_group(name)];
-    else
-      groups[module_group(name)].emplace_back(score, name);
-  }
+  for (const auto& name : selected) ++taken[module_group(name)];
+  for (const auto& [name, score] : scores)
+    if (!selected.contains(name)) groups[module_group(name)].emplace_back(score, name);
   std::vector<std::string> chosen;
   for (auto& [group, members] : groups) {
     std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -241,6 +240,13 @@ class mpo_overparameterized {
   std::vector<std::string> over_parameterized() const {
     std::vector<std::string> names;
     for (const auto& e : entries_) names.push_back(e->name);
+    return names;
+  }
+  /// The model's weight matrices (weight_matrix_names) not over-parameterized yet: the dynamic strategy's candidates
+  /// (weight_matrix_names of this wrapper would list the cores too).
+  std::vector<std::string> dense_weight_matrices() {
+    std::vector<std::string> names = weight_matrix_names<T>(*model_);
+    std::erase_if(names, [&](const std::string& n) { return contains(n); });
     return names;
   }
   /// The current MPO of an over-parameterized matrix. @throws shape_error for another name.
