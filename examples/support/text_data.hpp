@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/example_options.hpp"
@@ -45,6 +46,13 @@ inline std::vector<const io::text_example*> pick_documents(const io::text_split&
   std::shuffle(docs.begin(), docs.end(), std::mt19937_64(seed));
   if (count > 0 && count < docs.size()) docs.resize(count);
   return docs;
+}
+
+/// @brief The vocabulary of the `size` most frequent words of `docs`.
+inline io::vocabulary vocabulary_of(const std::vector<const io::text_example*>& docs, std::size_t size = 20000) {
+  std::vector<std::string_view> texts;
+  for (const auto* d : docs) texts.push_back(d->text);
+  return io::vocabulary::build(texts, size);
 }
 
 /// @brief The documents' first `length` words as ids (padded with pad_id); valid length = min(words, length) ≥ 1.
@@ -87,9 +95,7 @@ inline text_dataset load_text_dataset(const options& o, std::size_t length, std:
   };
   const auto train_docs = pick_documents(corpus.train, limit("train-docs", quick_train), 11);
   const auto test_docs = pick_documents(corpus.test, limit("test-docs", quick_test), 12);
-  std::vector<std::string_view> texts;
-  for (const auto* d : train_docs) texts.push_back(d->text);
-  auto vocab = io::vocabulary::build(texts, 20000);
+  auto vocab = vocabulary_of(train_docs);
   auto train = encode_documents(train_docs, vocab, length);
   auto test = encode_documents(test_docs, vocab, length);
   std::string labels;

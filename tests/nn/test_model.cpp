@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "nn_test_util.hpp"
+#include "model_test_util.hpp"
 #include "tprod/nn/decoder.hpp"
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/model.hpp"
@@ -13,64 +13,6 @@
 using namespace nn_test;
 namespace nn = tprod::nn;
 using tprod::random_tensor3;
-
-namespace {
-
-/// A small text classifier in double: V = 11, d = 8 folded into p = 2 slices, H = 2 heads, d_ff = 8, two layers,
-/// learnable α (so every layer kind has a trainable tensor), no dropout.
-nn::text_classifier_config small_text_config(std::uint64_t seed = 3) {
-  nn::text_classifier_config c;
-  c.vocabulary = 11;
-  c.classes = 3;
-  c.width = 8;
-  c.heads = 2;
-  c.hidden = 8;
-  c.layers = 2;
-  c.slices = 2;
-  c.positions = nn::alpha_strategy::exponential;
-  c.learnable_positions = true;
-  c.dropout = 0;
-  c.seed = seed;
-  return c;
-}
-
-/// B = 3 sequences of T = 5 tokens, the first padded after 5, the others after 3 and 4 tokens.
-nn::batch small_text_batch(nn::phase mode = nn::phase::train) {
-  nn::batch b{3, {}, {5, 3, 4}, mode};
-  for (std::size_t i = 0; i < 15; ++i) b.tokens.push_back((i * 7 + 3) % 11);
-  return b;
-}
-
-/// The whole model as a differentiable map of all its parameters (and of its input, when it has one): the
-/// backward pass zeroes the gradients, runs forward again (so the saved state is that of the current values) and
-/// returns the accumulated gradients.
-template <class Model>
-diff_map model_map(Model& model, const nn::batch& b, t3* input) {
-  diff_map f;
-  auto params = nn::parameters<double>(model);
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    f.vars.push_back(params.values.tensors[i]);
-    f.names.push_back(params.values.names[i]);
-  }
-  if (input) {
-    f.vars.push_back(input);
-    f.names.push_back("input");
-  }
-  const t3 none;
-  f.forward = [&model, b, input, none] { return t3(model.forward(input ? *input : none, b)); };
-  f.backward = [&model, b, input, none, params](const t3& w) mutable {
-    params.zero_grad();
-    model.forward(input ? *input : none, b);
-    const t3 dx = model.backward(w);
-    std::vector<t3> g;
-    for (auto* t : params.grads.tensors) g.push_back(*t);
-    if (input) g.push_back(dx);
-    return g;
-  };
-  return f;
-}
-
-}  // namespace
 
 TEST_CASE("text classifier: the backward pass is the gradient of the forward pass, every parameter") {
   for (const std::size_t p : {std::size_t(1), std::size_t(2)}) {
