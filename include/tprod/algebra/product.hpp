@@ -18,19 +18,24 @@ namespace tprod {
 /// is a fourth block). A caller who can give A and B up does better with transform(std::move(A), L): then Â
 /// and B̂ reuse A's and B's memory and the peak is A + B + C (what `tprod product` does).
 template <host_tensor3 A, host_tensor3 B, transform_policy L>
-  requires std::same_as<value_type_of<A>, value_type_of<B>>
 auto product(const execution& ex, const A& a, const B& b, const L& policy) {
-  detail::static_check_product<extents_of<A>, extents_of<B>>();
-  const auto av = cview(a);
-  const auto bv = cview(b);
-  detail::check_product_shapes("product", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
-  const execution_scope scope(ex);  // the facewise product in between follows ex's threads
-  return inverse_transform(ex, transform(ex, a, policy) * transform(ex, b, policy));
+  // A static_assert rather than a constraint: a mixed-precision call then fails with this sentence (and nothing
+  // after it) instead of a list of candidates that do not match.
+  static_assert(std::same_as<value_type_of<A>, value_type_of<B>>,
+                "tprod::product: A and B have different scalar types (say double and float), and tprod does not "
+                "mix precisions silently: convert one operand, e.g. tprod::tensor3<double>(b.view())");
+  if constexpr (std::same_as<value_type_of<A>, value_type_of<B>>) {
+    detail::static_check_product<extents_of<A>, extents_of<B>>();
+    const auto av = cview(a);
+    const auto bv = cview(b);
+    detail::check_product_shapes("product", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
+    const execution_scope scope(ex);  // the facewise product in between follows ex's threads
+    return inverse_transform(ex, transform(ex, a, policy) * transform(ex, b, policy));
+  }
 }
 
 /// @brief C = A *_L B on the calling thread's default execution.
 template <host_tensor3 A, host_tensor3 B, transform_policy L>
-  requires std::same_as<value_type_of<A>, value_type_of<B>>
 auto product(const A& a, const B& b, const L& policy) {
   return product(default_execution(), a, b, policy);
 }
