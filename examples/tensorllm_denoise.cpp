@@ -11,7 +11,8 @@
 // U⁽²⁾ (d_h×R2), U⁽³⁾ (4×R3) and one R1×R2×R3 core per head (eq. 9–14), for a sweep of ranks (R1, R2, R3). LASER
 // replaces the same four matrices of the same layers by their rank-k truncated SVDs, with k chosen so that the
 // 4·k·2d numbers it stores per layer are closest to the Tucker factors and cores. Each variant is evaluated on the
-// test split (and a subset of the training split); nothing is retrained.
+// test split (and a subset of the training split); nothing is retrained. Both are library calls on the model's
+// encoder stack: nn::compress_attention and nn::laser_attention (tprod/nn/compress_attention.hpp).
 //
 //   ltransformer_text --data build/data/spam-assassin --models std                  # trains and saves Std
 //   tensorllm_denoise --data build/data/spam-assassin --checkpoint-dir example-output/ltransformer_text

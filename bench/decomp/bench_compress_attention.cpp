@@ -52,7 +52,9 @@ BENCHMARK(BM_LaserAttentionLayer)->Unit(benchmark::kMillisecond);
 
 // A small layer for the CI smoke run.
 void BM_CompressAttentionLayer_smoke(benchmark::State& state) {
-  run_on_layer(state, 32, 4, [](stack_type& s) { return tprod::nn::compress_attention(s, first_layer, {.ranks = {8, 4, 2}}); });
+  run_on_layer(state, 32, 4, [](stack_type& s) {
+    return tprod::nn::compress_attention(s, first_layer, {.ranks = {8, 4, 2}});
+  });
 }
 BENCHMARK(BM_CompressAttentionLayer_smoke);
 

@@ -376,7 +376,9 @@ constexpr std::size_t width = 8, heads = 2;
 /// only a byte copy keeps; the metadata of an example's checkpoint.
 void write_checkpoint(const std::filesystem::path& file, bool with_layers = true) {
   io::safetensors_writer w;
-  const auto random = [](std::size_t m, std::size_t n, std::uint64_t seed) { return random_tensor3<float>(m, n, 1, seed); };
+  const auto random = [](std::size_t m, std::size_t n, std::uint64_t seed) {
+    return random_tensor3<float>(m, n, 1, seed);
+  };
   if (with_layers)
     for (std::size_t i = 0; i < 2; ++i) {
       const std::string layer = "encoder." + std::to_string(i) + ".attn.";
@@ -397,7 +399,8 @@ std::vector<Eigen::MatrixXd> attention_matrices(const io::safetensors_reader& r,
   const std::string layer = "encoder." + std::to_string(i) + ".attn.";
   const Eigen::MatrixXd qkv = r.tensor<float>(layer + "w_qkv").slice(0).cast<double>();
   const auto d = Eigen::Index(width);
-  return {qkv.leftCols(d), qkv.middleCols(d, d), qkv.rightCols(d), r.tensor<float>(layer + "w_o").slice(0).cast<double>()};
+  const Eigen::MatrixXd o = r.tensor<float>(layer + "w_o").slice(0).cast<double>();
+  return {qkv.leftCols(d), qkv.middleCols(d, d), qkv.rightCols(d), o};
 }
 
 }  // namespace
@@ -448,7 +451,8 @@ TEST_CASE("cli: compress-attention writes the denoised layers and prints their e
     for (std::size_t m = 0; m < 4; ++m)  // one float rounding of each entry, after a double HOOI
       CHECK((rebuilt[m] - original[m]).norm() <= 4 * std::numeric_limits<float>::epsilon() * original[m].norm());
   }
-  const auto tol = run(dir, {"compress-attention", "w.safetensors", "-o", "t.safetensors", "--heads", "2", "--tol", "0.5"});
+  const auto tol =
+      run(dir, {"compress-attention", "w.safetensors", "-o", "t.safetensors", "--heads", "2", "--tol", "0.5"});
   CHECK(tol.status == 0);
   CHECK(std::count(tol.out.begin(), tol.out.end(), '\n') == 2);
 }

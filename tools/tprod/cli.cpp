@@ -65,7 +65,8 @@ void print_main_help(std::ostream& out) {
          "files: arrays of shape (m, n, p) with the tube index last, A[i, j, k] = A(i, j, k).\n\nCommands:\n";
   std::size_t width = 0;  // the longest name and two spaces
   for (const command& c : commands()) width = std::max(width, c.name.size() + 2);
-  for (const command& c : commands()) out << "  " << c.name << std::string(width - c.name.size(), ' ') << c.summary << "\n";
+  for (const command& c : commands())
+    out << "  " << c.name << std::string(width - c.name.size(), ' ') << c.summary << "\n";
   out << "\n" << transforms_help
       << "\nRun 'tprod COMMAND --help' for a command's arguments. 'tprod --version' prints the version.\n"
          "Outputs are written atomically: complete or not at all, an existing file replaced only on success.\n"

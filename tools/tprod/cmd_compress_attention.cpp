@@ -176,8 +176,9 @@ command compress_attention_command() {
                   throw data_error(file.name() + ": tensor '" + name + "' holds " + have + " data; the attention " +
                                    "weights must be all F32 or all F64 (" + qkv_name(layers.front()) + " is " + dtype +
                                    ")");
-            const auto results = dtype == "F32" ? compress_file<float>(file, layers, heads, options, inv.value("output"))
-                                                : compress_file<double>(file, layers, heads, options, inv.value("output"));
+            const std::string& output = inv.value("output");
+            const auto results = dtype == "F32" ? compress_file<float>(file, layers, heads, options, output)
+                                                : compress_file<double>(file, layers, heads, options, output);
             for (const auto& r : results) print_layer(out, r);
           }};
 }

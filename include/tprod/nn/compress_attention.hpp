@@ -158,9 +158,9 @@ std::vector<attention_compression> compress_attention(encoder_stack<T, L>& stack
 /// @brief laser_attention on the given layers of a standard encoder stack (`layers` empty: every layer).
 /// @throws shape_error as compress_attention, or for k outside 1..d; the stack is unchanged when it throws.
 template <std::floating_point T, class L>
-std::vector<attention_compression> laser_attention(encoder_stack<T, L>& stack, std::span<const std::size_t> layers,
-                                                   std::size_t rank,
-                                                   std::span<const attention_matrix> matrices = all_attention_matrices) {
+std::vector<attention_compression> laser_attention(
+    encoder_stack<T, L>& stack, std::span<const std::size_t> layers, std::size_t rank,
+    std::span<const attention_matrix> matrices = all_attention_matrices) {
   return detail::compress_layers(stack, layers, "nn::laser_attention",
                                  [&](tprod::attention_weights<T>& w, std::size_t) {
                                    return laser_attention(w, rank, matrices);
