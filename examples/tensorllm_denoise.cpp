@@ -11,7 +11,8 @@
 // U⁽²⁾ (d_h×R2), U⁽³⁾ (4×R3) and one R1×R2×R3 core per head (eq. 9–14), for a sweep of ranks (R1, R2, R3). LASER
 // replaces the same four matrices of the same layers by their rank-k truncated SVDs, with k chosen so that the
 // 4·k·2d numbers it stores per layer are closest to the Tucker factors and cores. Each variant is evaluated on the
-// test split (and a subset of the training split); nothing is retrained.
+// test split (and a subset of the training split); nothing is retrained. Both are library calls on the model's
+// encoder stack: nn::compress_attention and nn::laser_attention (tprod/nn/compress_attention.hpp).
 //
 //   ltransformer_text --data build/data/spam-assassin --models std                  # trains and saves Std
 //   tensorllm_denoise --data build/data/spam-assassin --checkpoint-dir example-output/ltransformer_text
@@ -36,11 +37,9 @@
 #include "support/fit.hpp"
 #include "support/text_data.hpp"
 #include "support/training_report.hpp"
-#include "tprod/decomp/low_rank.hpp"
-#include "tprod/decomp/multihead_tucker.hpp"
 #include "tprod/io/safetensors.hpp"
-#include "tprod/nn/attention_weights.hpp"
 #include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/compress_attention.hpp"
 #include "tprod/nn/model.hpp"
 
 namespace {
@@ -266,10 +265,22 @@ int run(int argc, char** argv) {
   const std::size_t batch = o.count("batch", 64);
   std::printf("%zu test and %zu training documents, labels %s\n", test.size(), train.size(), labels.c_str());
 
-  std::vector<weights> original;
-  for (std::size_t i : layers) original.push_back(nn::attention_weights_of(stack[i].attn));
-  const auto set_layers = [&](const std::vector<weights>& w) {
-    for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, w[j]);
+  const auto current_weights = [&] {
+    std::vector<weights> w;
+    for (std::size_t i : layers) w.push_back(nn::attention_weights_of(stack[i].attn));
+    return w;
+  };
+  const std::vector<weights> original = current_weights();
+  // Compresses the chosen layers of the original model with a library call on the stack (nn/compress_attention.hpp)
+  // and returns the numbers the compressed attention matrices take, from the per-layer compression ratios.
+  const auto compress_original = [&](const auto& compress) {
+    for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);
+    double storage = 0;
+    for (const auto& r : compress()) storage += double(4 * d * d) / r.compression_ratio;
+    return std::size_t(std::llround(storage));
+  };
+  const auto tucker_on_layers = [&](const tucker_ranks& rk) {
+    return compress_original([&] { return nn::compress_attention(stack, layers, {.ranks = {rk.r1, rk.r2, rk.r3}}); });
   };
 
   std::size_t total_parameters = 0, encoder_parameters = 0;
@@ -314,28 +325,19 @@ int run(int argc, char** argv) {
 
   evaluate("original", "full", dense_storage, 0);
   std::set<std::size_t> laser_done;  // LASER ranks already evaluated (two Tucker ranks may share one)
-  std::vector<weights> rebuilt(layers.size());
   for (const auto& rk : ranks) {
     const auto t0 = std::chrono::steady_clock::now();
-    for (std::size_t j = 0; j < layers.size(); ++j)
-      rebuilt[j] = multihead_tucker(original[j], heads, {.ranks = {rk.r1, rk.r2, rk.r3}}).weights;
+    const std::size_t storage = tucker_on_layers(rk);
     std::printf("[tucker-%s] %zu layers decomposed by HOOI in %.2f s\n", rk.text().c_str(), layers.size(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    set_layers(rebuilt);
-    const std::size_t storage = layers.size() * rk.storage(d, dh, heads);
-    evaluate("tucker", rk.text(), storage, relative_change(original, rebuilt));
+    evaluate("tucker", rk.text(), storage, relative_change(original, current_weights()));
 
     // LASER at the same storage: 4 matrices of k(d + d) numbers per layer.
     const std::size_t k =
         std::clamp<std::size_t>(std::size_t(std::lround(double(rk.storage(d, dh, heads)) / double(8 * d))), 1, d);
     if (!laser_done.insert(k).second) continue;
-    for (std::size_t j = 0; j < layers.size(); ++j) {
-      const auto reduce = [k](const dense_matrix<float>& m) { return low_rank_approximation(m, k).reconstruct(); };
-      rebuilt[j] = {reduce(original[j].query), reduce(original[j].key), reduce(original[j].value),
-                    reduce(original[j].output)};
-    }
-    set_layers(rebuilt);
-    evaluate("laser", std::to_string(k), layers.size() * 8 * d * k, relative_change(original, rebuilt));
+    const std::size_t laser_storage = compress_original([&] { return nn::laser_attention(stack, layers, k); });
+    evaluate("laser", std::to_string(k), laser_storage, relative_change(original, current_weights()));
   }
 
   // The denoised model kept: the Tucker rank with the best training accuracy (ties: the higher compression), chosen
@@ -347,9 +349,7 @@ int run(int argc, char** argv) {
          (r.summary.train_accuracy == best->summary.train_accuracy && r.compression_ratio > best->compression_ratio)))
       best = &r;
   const auto chosen = parse_ranks(best->rank, d, dh).front();
-  for (std::size_t j = 0; j < layers.size(); ++j)
-    rebuilt[j] = multihead_tucker(original[j], heads, {.ranks = {chosen.r1, chosen.r2, chosen.r3}}).weights;
-  set_layers(rebuilt);
+  tucker_on_layers(chosen);
   std::string layer_list;
   for (std::size_t i : layers) layer_list.append(layer_list.empty() ? "" : ",").append(std::to_string(i));
   auto out_meta = meta;

@@ -1,12 +1,16 @@
-// tprod tucker and tprod tt, driven as a user drives them: the written arrays are read back and contracted here,
-// element by element from the definitions, and compared with the input and with the printed JSON summary.
+// tprod tucker, tprod tt and tprod compress-attention, driven as a user drives them: the written arrays are read back
+// and contracted here, element by element from the definitions, and compared with the input and with the printed
+// JSON summary.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 #include "cli_support.hpp"
+#include "tprod/core/random.hpp"
+#include "tprod/io/safetensors.hpp"
 
 using namespace tprod;
 using namespace tprod::cli_test;
@@ -360,4 +364,124 @@ TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
   check_error(run(dir, {"tt", "X.npy", "-o", "T", "--max-rank", "2"}), 1, "T_core2.npy: cannot replace");
   CHECK(dir.entries() == with_blockers);
   CHECK(tprod::test::file_bytes(dir / "T_core.npy") == "old");
+}
+
+// tprod compress-attention: a checkpoint laid out as the examples write it, compressed; the output is read back and
+// the four matrices' relative errors are recomputed here from the two files.
+namespace {
+
+constexpr std::size_t width = 8, heads = 2;
+
+/// Two standard encoder layers of width 8 (W_QKV, W_O and a bias each), an embedding, and an integer tensor that
+/// only a byte copy keeps; the metadata of an example's checkpoint.
+void write_checkpoint(const std::filesystem::path& file, bool with_layers = true) {
+  io::safetensors_writer w;
+  const auto random = [](std::size_t m, std::size_t n, std::uint64_t seed) {
+    return random_tensor3<float>(m, n, 1, seed);
+  };
+  if (with_layers)
+    for (std::size_t i = 0; i < 2; ++i) {
+      const std::string layer = "encoder." + std::to_string(i) + ".attn.";
+      w.add(layer + "w_qkv", random(width, 3 * width, 10 + i));
+      w.add(layer + "w_o", random(width, width, 20 + i));
+      w.add(layer + "b_qkv", random(1, 3 * width, 30 + i));
+    }
+  w.add("embed.table", random(30, width, 40));
+  const std::vector<std::int32_t> counts{1, 2, 3};
+  w.add("vocabulary.counts", {3}, std::span<const std::int32_t>(counts));
+  w.set_metadata("format", "pt");
+  w.set_metadata("transform", "identity");
+  w.write(file);
+}
+
+/// W^Q, W^K, W^V, W^O of layer i of a checkpoint, in double: the d×d blocks of W_QKV and W_O.
+std::vector<Eigen::MatrixXd> attention_matrices(const io::safetensors_reader& r, std::size_t i) {
+  const std::string layer = "encoder." + std::to_string(i) + ".attn.";
+  const Eigen::MatrixXd qkv = r.tensor<float>(layer + "w_qkv").slice(0).cast<double>();
+  const auto d = Eigen::Index(width);
+  const Eigen::MatrixXd o = r.tensor<float>(layer + "w_o").slice(0).cast<double>();
+  return {qkv.leftCols(d), qkv.middleCols(d, d), qkv.rightCols(d), o};
+}
+
+}  // namespace
+
+TEST_CASE("cli: compress-attention writes the denoised layers and prints their errors") {
+  scratch_dir dir;
+  write_checkpoint(dir / "w.safetensors");
+  const auto r = run(dir, {"compress-attention", "w.safetensors", "-o", "out.safetensors", "--heads", "2", "--ranks",
+                           "4,2,2", "--layers", "1"});
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  REQUIRE(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  const auto printed = nlohmann::json::parse(r.out);
+  CHECK(printed["layer"] == 1);
+  CHECK(printed["ranks"] == nlohmann::json::array({4, 2, 2}));
+  // CR = 4·d·h·d_v / (R1R2R3·h + d·R1 + d_v·R2 + 4·R3) = 256 / (32 + 32 + 8 + 8)
+  CHECK(printed["compression_ratio"].get<double>() == doctest::Approx(3.2).epsilon(1e-15));
+
+  const io::safetensors_reader in(dir / "w.safetensors"), out(dir / "out.safetensors");
+  CHECK(out.metadata() == in.metadata());
+  REQUIRE(out.names().size() == in.names().size());
+  for (const auto& name : in.names()) {
+    CAPTURE(name);
+    CHECK(out.entry(name).dtype == in.entry(name).dtype);
+    CHECK(out.entry(name).shape == in.entry(name).shape);
+    const bool compressed = name == "encoder.1.attn.w_qkv" || name == "encoder.1.attn.w_o";
+    CHECK((out.bytes(name) == in.bytes(name)) != compressed);
+  }
+  const auto before = attention_matrices(in, 1), after = attention_matrices(out, 1);
+  const char* keys[] = {"q", "k", "v", "o"};
+  for (std::size_t m = 0; m < 4; ++m) {
+    CAPTURE(keys[m]);
+    const double error = (after[m] - before[m]).norm() / before[m].norm();
+    CHECK(error > 0.1);  // random weights do not compress
+    // the same sums of float products in double, perhaps in another order
+    CHECK(printed["relative_error"][keys[m]].get<double>() == doctest::Approx(error).epsilon(1e-12));
+  }
+
+  // Every layer at full ranks: the weights come back to float rounding; -o may be the input.
+  const auto full = run(dir, {"compress-attention", "w.safetensors", "-o", "w.safetensors", "--heads", "2", "--ranks",
+                              "8,4,4"});
+  REQUIRE(full.status == 0);
+  CHECK(std::count(full.out.begin(), full.out.end(), '\n') == 2);
+  const io::safetensors_reader again(dir / "w.safetensors");
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto original = attention_matrices(in, i), rebuilt = attention_matrices(again, i);
+    for (std::size_t m = 0; m < 4; ++m)  // one float rounding of each entry, after a double HOOI
+      CHECK((rebuilt[m] - original[m]).norm() <= 4 * std::numeric_limits<float>::epsilon() * original[m].norm());
+  }
+  const auto tol =
+      run(dir, {"compress-attention", "w.safetensors", "-o", "t.safetensors", "--heads", "2", "--tol", "0.5"});
+  CHECK(tol.status == 0);
+  CHECK(std::count(tol.out.begin(), tol.out.end(), '\n') == 2);
+}
+
+TEST_CASE("cli: compress-attention refuses bad checkpoints and options, writing nothing") {
+  scratch_dir dir;
+  write_checkpoint(dir / "w.safetensors");
+  write_checkpoint(dir / "plain.safetensors", false);
+  const auto before = dir.entries();
+  const auto fails = [&](std::vector<std::string> options, int status, const std::string& message) {
+    std::vector<std::string> args{"compress-attention"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"-o", "out.safetensors"});
+    check_error(run(dir, args), status, message);
+  };
+  fails({"plain.safetensors", "--heads", "2", "--ranks", "4,2,2"}, 1, "plain.safetensors: has no attention layers");
+  fails({"w.safetensors", "--heads", "2", "--ranks", "4,2,2", "--layers", "0,2"}, 1,
+        "w.safetensors: --layers 2: there is no tensor 'encoder.2.attn.w_qkv' (the file's attention layers are 0, 1)");
+  fails({"w.safetensors", "--heads", "3", "--ranks", "4,2,2"}, 1,
+        "w.safetensors: encoder.0.attn: --heads 3 does not divide its width d = 8");
+  fails({"w.safetensors", "--heads", "2", "--ranks", "9,2,2"}, 1, "--ranks R1 = 9 is outside 1..8");
+  fails({"w.safetensors", "--heads", "2", "--ranks", "4,5,2"}, 1, "--ranks R2 = 5 is outside 1..4");
+  fails({"w.safetensors", "--heads", "2", "--ranks", "4,2,5"}, 1, "--ranks R3 = 5 is outside 1..4");
+  fails({"missing.safetensors", "--heads", "2", "--ranks", "4,2,2"}, 1, "missing.safetensors: cannot open");
+  fails({"w.safetensors", "--heads", "2", "--ranks", "4,2"}, 2, "--ranks takes three ranks R1,R2,R3");
+  fails({"w.safetensors", "--heads", "2"}, 2, "give exactly one of --ranks and --tol");
+  fails({"w.safetensors", "--heads", "0", "--tol", "0.1"}, 2, "--heads must be a positive integer");
+  fails({"w.safetensors", "--ranks", "4,2,2"}, 2, "missing --heads");
+  fails({"w.safetensors", "--heads", "2", "--tol", "0.1", "--layers", "1,1"}, 2, "--layers names a layer twice");
+  fails({"w.safetensors", "--heads", "2", "--tol", "0.1", "--layers", "-1"}, 2, "--layers must be non-negative");
+  CHECK(dir.entries() == before);
 }

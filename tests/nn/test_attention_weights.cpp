@@ -1,14 +1,18 @@
 // Moving a standard attention layer's W^Q, W^K, W^V, W^O to and from tprod::attention_weights: the layout (head j
 // is a block of columns of W^Q, W^K, W^V and of rows of W^O), the round trip, and a classifier whose attention
-// weights went through the conversion (and through the multi-head Tucker tensorization) computing the same logits.
+// weights went through the conversion (and through the multi-head Tucker tensorization) computing the same logits;
+// compress_attention and laser_attention (TensorLLM and its LASER baseline) on one layer and on chosen layers of a
+// stack.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "nn_test_util.hpp"
 #include "tprod/decomp/extern_templates.hpp"
 #include "tprod/nn/attention_weights.hpp"
+#include "tprod/nn/compress_attention.hpp"
 #include "tprod/nn/model.hpp"
 
 using namespace nn_test;
@@ -157,4 +161,124 @@ TEST_CASE("the conversion refuses layers that are not standard attention, naming
   const t3 before = layer.w_qkv.data();
   CHECK_THROWS_WITH_AS(nn::set_attention_weights(layer, w), doctest::Contains("d = 6"), tprod::shape_error);
   CHECK(max_diff(layer.w_qkv.data(), before) == 0);
+}
+
+namespace {
+
+/// ‖a − b‖_F/‖b‖_F, computed here from the definition.
+double relative_difference(const dmat& a, const dmat& b) { return (a - b).norm() / b.norm(); }
+
+/// Every parameter of a model, copied, by name.
+template <class Model>
+std::map<std::string, t3> parameters_of(Model& model) {
+  std::map<std::string, t3> values;
+  model.for_each_parameter([&](std::string_view name, t3& v, t3&) { values.emplace(std::string(name), v); });
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("compress_attention at full ranks rebuilds the four matrices; its ratio and errors are the paper's") {
+  const std::size_t d = 8, heads = 2, dh = d / heads;
+  const auto original =
+      nn::attention_weights_of(nn::make_attention_params<double>(d, heads, 1, identity_transform{}, 61));
+  auto w = original;
+  const auto full = nn::compress_attention(w, heads, {.ranks = {d, dh, 4}});
+  // HOOI's SVDs and three mode products of orthogonal d×d factors: a few ε·d of rounding per entry
+  const double t = 10 * std::numeric_limits<double>::epsilon() * double(d);
+  CHECK(full.relative_error.query <= t);
+  CHECK(full.relative_error.key <= t);
+  CHECK(full.relative_error.value <= t);
+  CHECK(full.relative_error.output <= t);
+  CHECK(relative_difference(w.output, original.output) <= t);
+  CHECK(full.ranks == std::vector<std::size_t>{d, dh, 4});
+  // CR = 4·d·h·d_v / (R1R2R3·h + d·R1 + d_v·R2 + 4·R3)
+  const auto ratio = [&](std::size_t r1, std::size_t r2, std::size_t r3) {
+    return double(4 * d * d) / double(r1 * r2 * r3 * heads + d * r1 + dh * r2 + 4 * r3);
+  };
+  CHECK(full.compression_ratio == doctest::Approx(ratio(d, dh, 4)));
+
+  w = original;
+  const auto low = nn::compress_attention(w, heads, {.ranks = {4, 2, 2}});
+  CHECK(low.compression_ratio == doctest::Approx(ratio(4, 2, 2)));
+  CHECK(low.relative_error.query == doctest::Approx(relative_difference(w.query, original.query)));
+  CHECK(low.relative_error.key == doctest::Approx(relative_difference(w.key, original.key)));
+  CHECK(low.relative_error.value == doctest::Approx(relative_difference(w.value, original.value)));
+  CHECK(low.relative_error.output == doctest::Approx(relative_difference(w.output, original.output)));
+  CHECK(low.relative_error.query > 0.1);  // random weights do not compress
+  const auto direct = tprod::multihead_tucker(original, heads, {.ranks = {4, 2, 2}});
+  CHECK((w.key - direct.weights.key).norm() == 0);
+}
+
+TEST_CASE("laser_attention reduces the chosen matrices only, with the Eckart-Young error") {
+  const std::size_t d = 8, k = 3;
+  const auto original = nn::attention_weights_of(nn::make_attention_params<double>(d, 2, 1, identity_transform{}, 62));
+  auto w = original;
+  const nn::attention_matrix output_only[] = {nn::attention_matrix::output};
+  const auto r = nn::laser_attention(w, k, output_only);
+  CHECK(w.query == original.query);
+  CHECK(w.value == original.value);
+  CHECK(r.relative_error.query == 0);
+  CHECK(r.relative_error.key == 0);
+  const Eigen::VectorXd sigma = Eigen::JacobiSVD<dmat>(original.output).singularValues();
+  CHECK(r.relative_error.output == doctest::Approx(sigma.tail(d - k).norm() / sigma.norm()));
+  CHECK(r.relative_error.output == doctest::Approx(relative_difference(w.output, original.output)));
+  CHECK(r.compression_ratio == doctest::Approx(double(4 * d * d) / double(3 * d * d + k * 2 * d)));
+  CHECK(r.ranks == std::vector<std::size_t>{k});
+  w = original;
+  CHECK(nn::laser_attention(w, d).relative_error.key <= 10 * std::numeric_limits<double>::epsilon() * double(d));
+}
+
+TEST_CASE("compress_attention on a stack changes the chosen layers' W_QKV and W_O and nothing else") {
+  auto model = nn::make_text_classifier<double>(small_classifier(), identity_transform{});
+  auto& stack = model.get<3>();
+  const auto before = parameters_of(model);
+  const auto layer1 = nn::attention_weights_of(stack[1].attn);
+  const std::vector<std::size_t> chosen{1};
+  const auto results = nn::compress_attention(stack, chosen, {.ranks = {4, 2, 2}});
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].layer == 1);
+  const auto after = parameters_of(model);
+  for (const auto& [name, value] : before) {
+    CAPTURE(name);
+    const bool chosen_matrix = name == "encoder.1.attn.w_qkv" || name == "encoder.1.attn.w_o";
+    CHECK((max_diff(after.at(name), value) == 0) != chosen_matrix);
+  }
+  const auto expected = tprod::multihead_tucker(layer1, stack[1].attn.heads, {.ranks = {4, 2, 2}}).weights;
+  CHECK((nn::attention_weights_of(stack[1].attn).value - expected.value).norm() == 0);
+  CHECK(results[0].relative_error.value == doctest::Approx(relative_difference(expected.value, layer1.value)));
+
+  const auto laser = nn::laser_attention(stack, {}, 2);  // every layer
+  REQUIRE(laser.size() == 2);
+  CHECK(laser[0].layer == 0);
+  CHECK(laser[1].layer == 1);
+}
+
+TEST_CASE("compress_attention refuses bad layers, ranks and head counts, leaving the weights unchanged") {
+  auto model = nn::make_text_classifier<double>(small_classifier(), identity_transform{});
+  auto& stack = model.get<3>();
+  const auto before = parameters_of(model);
+  const auto unchanged = [&] {
+    for (const auto& [name, value] : parameters_of(model)) CHECK(max_diff(value, before.at(name)) == 0);
+  };
+  const std::vector<std::size_t> missing{0, 2}, repeated{1, 1}, both{0, 1};
+  CHECK_THROWS_WITH_AS(nn::compress_attention(stack, missing, {.ranks = {4, 2, 2}}),
+                       doctest::Contains("layer 2 does not exist"), tprod::shape_error);
+  CHECK_THROWS_WITH_AS(nn::compress_attention(stack, repeated, {.ranks = {4, 2, 2}}),
+                       doctest::Contains("listed twice"), tprod::shape_error);
+  // layer 0 would succeed, layer 1 too: a rank beyond d_v = 4 fails in the first, nothing is written
+  CHECK_THROWS_AS(nn::compress_attention(stack, both, {.ranks = {4, 5, 2}}), tprod::shape_error);
+  CHECK_THROWS_AS(nn::laser_attention(stack, both, 9), tprod::shape_error);
+  unchanged();
+  auto w = nn::attention_weights_of(stack[0].attn);
+  CHECK_THROWS_WITH_AS(nn::compress_attention(w, 3, {.ranks = {4, 2, 2}}), doctest::Contains("3 heads do not split"),
+                       tprod::shape_error);
+  CHECK(w.query == nn::attention_weights_of(stack[0].attn).query);
+  auto sliced = nn::make_text_classifier<double>([] {
+    auto c = small_classifier();
+    c.slices = 2;
+    return c;
+  }(), identity_transform{});
+  CHECK_THROWS_WITH_AS(nn::compress_attention(sliced.get<3>(), {}, {.ranks = {2, 1, 1}}), doctest::Contains("p = 1"),
+                       tprod::shape_error);
 }

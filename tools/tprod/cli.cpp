@@ -2,6 +2,7 @@
 // Exit status 0 on success, 1 for a data error, 2 for a usage error; every error is one line on stderr.
 #include "cli.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -62,8 +63,10 @@ void print_main_help(std::ostream& out) {
   out << "Usage: tprod COMMAND [ARGUMENTS] [OPTIONS]\n\n"
          "Third-order tensors under transform-based tensor-tensor products (the L-product), on NumPy .npy\n"
          "files: arrays of shape (m, n, p) with the tube index last, A[i, j, k] = A(i, j, k).\n\nCommands:\n";
+  std::size_t width = 0;  // the longest name and two spaces
+  for (const command& c : commands()) width = std::max(width, c.name.size() + 2);
   for (const command& c : commands())
-    out << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ') << c.summary << "\n";
+    out << "  " << c.name << std::string(width - c.name.size(), ' ') << c.summary << "\n";
   out << "\n" << transforms_help
       << "\nRun 'tprod COMMAND --help' for a command's arguments. 'tprod --version' prints the version.\n"
          "Outputs are written atomically: complete or not at all, an existing file replaced only on success.\n"
@@ -140,6 +143,28 @@ std::size_t parse_count(const invocation& inv, const std::string& name) {
   if (ec != std::errc() || end != s.data() + s.size() || v == 0)
     throw usage_error(inv.prefix() + "--" + name + " must be a positive integer, got '" + s + "'");
   return v;
+}
+
+std::vector<std::size_t> parse_count_list(const invocation& inv, const std::string& name, std::size_t least) {
+  const std::string& s = inv.value(name);
+  std::vector<std::size_t> values;
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  while (true) {
+    std::size_t v = 0;
+    const auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || v < least || (next != end && *next != ','))
+      throw usage_error(inv.prefix() + "--" + name + " must be " + (least > 0 ? "positive" : "non-negative") +
+                        " integers separated by commas (e.g. " + (least > 0 ? "2,3,4" : "0,3") + "), got '" + s + "'");
+    values.push_back(v);
+    if (next == end) return values;
+    p = next + 1;
+  }
+}
+
+std::string one_of(const invocation& inv, const std::string& a, const std::string& b) {
+  if (inv.has(a) == inv.has(b)) throw usage_error(inv.prefix() + "give exactly one of --" + a + " and --" + b);
+  return inv.has(a) ? a : b;
 }
 
 double parse_real(const invocation& inv, const std::string& name, double lo, double hi, bool open_lo) {

@@ -88,6 +88,11 @@ option max_condition_option();
 
 /// Parses a whole positive integer option value, or throws usage_error naming the option.
 std::size_t parse_count(const invocation& inv, const std::string& name);
+/// Whole numbers of at least `least` (1 or 0) separated by commas (--ranks 2,3,4, --layers 0,3), or throws
+/// usage_error naming the option.
+std::vector<std::size_t> parse_count_list(const invocation& inv, const std::string& name, std::size_t least = 1);
+/// Of two mutually exclusive options of which exactly one is required, the one given; else throws usage_error.
+std::string one_of(const invocation& inv, const std::string& a, const std::string& b);
 /// Parses a finite real option value within [lo, hi] (lo excluded when open_lo), or throws usage_error.
 double parse_real(const invocation& inv, const std::string& name, double lo, double hi, bool open_lo);
 

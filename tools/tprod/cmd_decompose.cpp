@@ -3,7 +3,6 @@
 // factors), in one translation unit because both need Eigen's BDCSVD.
 //   tprod tucker X.npy -o PREFIX (--ranks R1,R2,... | --tol E) [--method hosvd|sthosvd|hooi]
 //   tprod tt     X.npy -o PREFIX (--max-rank R | --eps E)
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -39,31 +38,6 @@ void round_to(io::npy_dtype dtype, double* data, std::size_t size) {
     for (std::size_t e = 0; e < size; ++e) data[e] = double(float(data[e]));
 }
 
-/// Mutually exclusive options of which exactly one is required: the one given.
-std::string one_of(const invocation& inv, const std::string& a, const std::string& b) {
-  if (inv.has(a) == inv.has(b))
-    throw usage_error(inv.prefix() + "give exactly one of --" + a + " and --" + b);
-  return inv.has(a) ? a : b;
-}
-
-/// --ranks R1,R2,...: positive integers separated by commas.
-std::vector<std::size_t> parse_ranks(const invocation& inv) {
-  const std::string& s = inv.value("ranks");
-  std::vector<std::size_t> ranks;
-  const char* p = s.data();
-  const char* const end = p + s.size();
-  while (true) {
-    std::size_t r = 0;
-    const auto [next, ec] = std::from_chars(p, end, r);
-    if (ec != std::errc() || r == 0 || (next != end && *next != ','))
-      throw usage_error(inv.prefix() + "--ranks must be positive integers separated by commas (e.g. 2,3,4), got '" +
-                        s + "'");
-    ranks.push_back(r);
-    if (next == end) return ranks;
-    p = next + 1;
-  }
-}
-
 void print_summary(std::ostream& out, double relative_error, std::size_t entries, std::size_t stored,
                    const std::vector<std::size_t>& ranks) {
   out << "{\"relative_error\": " << json_number(relative_error)
@@ -93,7 +67,7 @@ command tucker_command() {
           [](const invocation& inv, std::ostream& out) {
             tucker_options options;
             if (one_of(inv, "ranks", "tol") == "ranks")
-              options.ranks = parse_ranks(inv);
+              options.ranks = parse_count_list(inv, "ranks");
             else
               options.tolerance = parse_real(inv, "tol", 0.0, std::nextafter(1.0, 0.0), false);
             const std::string method = inv.get("method").value_or("hooi");

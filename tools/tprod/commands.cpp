@@ -12,11 +12,18 @@ command svd_command();
 command rank_command();
 command tucker_command();
 command tt_command();
+#ifdef TPROD_CLI_SAFETENSORS
+command compress_attention_command();
+#endif
 
 const std::vector<command>& commands() {
-  static const std::vector<command> table = {product_command(),  transform_command(), transpose_command(),
-                                             inverse_command(),  identity_command(),  svd_command(),
-                                             rank_command(),     tucker_command(),    tt_command()};
+  static const std::vector<command> table = {
+      product_command(), transform_command(), transpose_command(), inverse_command(), identity_command(),
+      svd_command(),     rank_command(),      tucker_command(),    tt_command(),
+#ifdef TPROD_CLI_SAFETENSORS
+      compress_attention_command(),
+#endif
+  };
   return table;
 }
 

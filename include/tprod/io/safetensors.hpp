@@ -359,6 +359,20 @@ class safetensors_writer {
     if (!c_order.empty()) std::memcpy(data.data(), c_order.data(), data.size());
   }
 
+  /// @brief Adds a tensor as raw little-endian C-order bytes of a safetensors dtype, e.g. one copied unchanged
+  /// from a safetensors_reader (`entry(name).dtype`, `.shape`, `bytes(name)`), whatever its dtype.
+  /// @throws shape_error when the byte count does not match dtype and shape; std::invalid_argument for an
+  ///         unknown dtype or a bad name.
+  void add_bytes(std::string name, const std::string& dtype, std::vector<std::size_t> shape, std::string_view bytes) {
+    const std::size_t element = safetensors_dtype_size(dtype);
+    if (element == 0) throw std::invalid_argument("safetensors_writer: unknown dtype '" + dtype + "'");
+    const auto count = detail::checked_count(shape);
+    if (!count || *count > std::numeric_limits<std::size_t>::max() / element || *count * element != bytes.size())
+      throw shape_error("safetensors_writer: tensor '" + name + "' of shape " + shape_string(shape) + " and dtype " +
+                        dtype + " was given " + std::to_string(bytes.size()) + " bytes");
+    insert(std::move(name), dtype, std::move(shape), bytes.size()).assign(bytes);
+  }
+
   /// @brief Sets a `__metadata__` string (e.g. {"format", "pt"} for tools that expect it).
   void set_metadata(std::string key, std::string value) { metadata_[std::move(key)] = std::move(value); }
 
@@ -405,11 +419,14 @@ class safetensors_writer {
 
   template <class T>
   std::string& insert(std::string name, std::vector<std::size_t> shape, std::size_t count) {
+    return insert(std::move(name), std::string(safetensors_dtype<T>()), std::move(shape), count * sizeof(T));
+  }
+  std::string& insert(std::string name, std::string dtype, std::vector<std::size_t> shape, std::size_t bytes) {
     if (name.empty() || name == "__metadata__")
       throw argument_error("safetensors_writer: '" + name + "' cannot name a tensor");
     if (tensors_.count(name)) throw argument_error("safetensors_writer: tensor '" + name + "' added twice");
     auto& t = tensors_[name];
-    t = pending{name, std::string(safetensors_dtype<T>()), std::move(shape), std::string(count * sizeof(T), '\0')};
+    t = pending{name, std::move(dtype), std::move(shape), std::string(bytes, '\0')};
     return t.data;
   }
 

@@ -37,14 +37,46 @@ void expect_standard_attention(const attention_params<T, L>& a, const char* who)
 
 }  // namespace detail
 
+/// @brief W^Q, W^K, W^V and W^O from a standard layer's stored tensors W_QKV (d×3d×1) and W_O (d×d×1), as a
+/// checkpoint holds them ("encoder.<i>.attn.w_qkv", "encoder.<i>.attn.w_o").
+/// @throws shape_error naming both shapes unless they are d×3d×1 and d×d×1 for one d ≥ 1.
+template <std::floating_point T>
+tprod::attention_weights<T> attention_weights_of(const tensor3<T>& w_qkv, const tensor3<T>& w_o) {
+  const std::size_t d = w_o.m();
+  TPROD_EXPECTS(d > 0 && w_o.n() == d && w_o.p() == 1 && w_qkv.m() == d && w_qkv.n() == 3 * d && w_qkv.p() == 1,
+                "nn::attention_weights_of: a standard attention layer has W_QKV of shape d x 3d x 1 and W_O of shape "
+                "d x d x 1; got W_QKV " + w_qkv.shape() + " and W_O " + w_o.shape());
+  const auto e = Eigen::Index(d);
+  const auto qkv = w_qkv.slice(0);
+  return {qkv.leftCols(e), qkv.middleCols(e, e), qkv.rightCols(e), w_o.slice(0)};
+}
+
 /// @brief W^Q, W^K, W^V (d×d each) and W^O (d×d) of a standard attention layer, copied out.
 /// @throws shape_error unless the layer has p = 1.
 template <std::floating_point T, class L>
 tprod::attention_weights<T> attention_weights_of(const attention_params<T, L>& a) {
   detail::expect_standard_attention(a, "nn::attention_weights_of");
-  const auto d = Eigen::Index(a.width());
-  const auto qkv = a.w_qkv.data().slice(0);
-  return {qkv.leftCols(d), qkv.middleCols(d, d), qkv.rightCols(d), a.w_o.data().slice(0)};
+  return attention_weights_of(a.w_qkv.data(), a.w_o.data());
+}
+
+/// @brief Overwrites W_QKV (d×3d×1) and W_O (d×d×1) with `w`.
+/// @throws shape_error unless the tensors have those shapes and all four matrices are d×d; nothing is changed
+///         when it throws.
+template <std::floating_point T>
+void set_attention_weights(tensor3<T>& w_qkv, tensor3<T>& w_o, const tprod::attention_weights<T>& w) {
+  (void)attention_weights_of(w_qkv, w_o);  // the shape check
+  const auto d = Eigen::Index(w_o.m());
+  const auto square = [d](const dense_matrix<T>& m) { return m.rows() == d && m.cols() == d; };
+  TPROD_EXPECTS(square(w.query) && square(w.key) && square(w.value) && square(w.output),
+                "nn::set_attention_weights: the layer has width d = " + std::to_string(d) +
+                    " and needs four d x d matrices; got W^Q " + tprod::detail::shape_text(w.query) + ", W^K " +
+                    tprod::detail::shape_text(w.key) + ", W^V " + tprod::detail::shape_text(w.value) + ", W^O " +
+                    tprod::detail::shape_text(w.output));
+  auto qkv = w_qkv.slice(0);
+  qkv.leftCols(d) = w.query;
+  qkv.middleCols(d, d) = w.key;
+  qkv.rightCols(d) = w.value;
+  w_o.slice(0) = w.output;
 }
 
 /// @brief Overwrites the layer's W^Q, W^K, W^V and W^O with `w` (biases and head count unchanged).
@@ -53,18 +85,7 @@ tprod::attention_weights<T> attention_weights_of(const attention_params<T, L>& a
 template <std::floating_point T, class L>
 void set_attention_weights(attention_params<T, L>& a, const tprod::attention_weights<T>& w) {
   detail::expect_standard_attention(a, "nn::set_attention_weights");
-  const auto d = Eigen::Index(a.width());
-  const auto square = [d](const dense_matrix<T>& m) { return m.rows() == d && m.cols() == d; };
-  TPROD_EXPECTS(square(w.query) && square(w.key) && square(w.value) && square(w.output),
-                "nn::set_attention_weights: the layer has width d = " + std::to_string(d) +
-                    " and needs four d x d matrices; got W^Q " + tprod::detail::shape_text(w.query) + ", W^K " +
-                    tprod::detail::shape_text(w.key) + ", W^V " + tprod::detail::shape_text(w.value) + ", W^O " +
-                    tprod::detail::shape_text(w.output));
-  auto qkv = a.w_qkv.data().slice(0);
-  qkv.leftCols(d) = w.query;
-  qkv.middleCols(d, d) = w.key;
-  qkv.rightCols(d) = w.value;
-  a.w_o.data().slice(0) = w.output;
+  set_attention_weights(a.w_qkv.data(), a.w_o.data(), w);
 }
 
 }  // namespace tprod::nn

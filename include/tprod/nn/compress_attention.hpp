@@ -1,0 +1,170 @@
+#pragma once
+/// @file compress_attention.hpp
+/// @brief TensorLLM on trained weights (Gu et al. 2025, §3–4): the shared-factor multi-head Tucker
+/// (decomp/multihead_tucker.hpp) applied to W^Q, W^K, W^V, W^O of chosen layers of a standard Transformer, the
+/// denoised weights put back; and LASER's rank-k reduction (Sharma et al. 2024) of chosen matrices of the same
+/// layers, the per-matrix baseline the paper compares with. Both report, per layer, the compression ratio of the
+/// layer's four matrices and the relative change ‖Ŵ − W‖_F/‖W‖_F of each.
+///
+/// Three levels, one implementation: one layer's attention_weights (`compress_attention(w, heads, options)`,
+/// `laser_attention(w, k, matrices)`), a standard encoder stack (`compress_attention(stack, layers, options)`),
+/// and — through attention_weights_of on the stored tensors — a checkpoint file (`tprod compress-attention`).
+/// Only a standard layer (p = 1, identity transform) has these matrices (attention_weights.hpp).
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tprod/decomp/low_rank.hpp"
+#include "tprod/decomp/multihead_tucker.hpp"
+#include "tprod/nn/attention_weights.hpp"
+#include "tprod/nn/model/encoder_stack.hpp"
+
+namespace tprod::nn {
+
+/// @brief ‖Ŵ − W‖_F/‖W‖_F of each of the four matrices (0 for an unchanged or an all-zero W).
+struct attention_errors {
+  double query = 0, key = 0, value = 0, output = 0;
+};
+
+/// @brief What compressing one layer did.
+struct attention_compression {
+  std::size_t layer = 0;  ///< the layer index (0 for a single layer's weights)
+  /// N_original/N_compressed over the layer's four matrices: 4·d·h·d_v over the numbers the compressed form stores
+  /// (Tucker: h cores + 3 factors; LASER: k(m + n) per reduced matrix, m·n per matrix left dense).
+  double compression_ratio = 1;
+  attention_errors relative_error;
+  std::vector<std::size_t> ranks;  ///< Tucker (R1, R2, R3), or LASER's (k)
+};
+
+/// @brief Which of a layer's four matrices LASER reduces.
+enum class attention_matrix { query, key, value, output };
+inline constexpr attention_matrix all_attention_matrices[] = {attention_matrix::query, attention_matrix::key,
+                                                              attention_matrix::value, attention_matrix::output};
+
+namespace detail {
+
+template <real_scalar T>
+double relative_change(const dense_matrix<T>& before, const dense_matrix<T>& after) {
+  // in double throughout: a float difference would round away the error's own low digits
+  const Eigen::MatrixXd b = before.template cast<double>();
+  const double norm = b.norm();
+  return norm == 0 ? 0 : (after.template cast<double>() - b).norm() / norm;
+}
+
+template <real_scalar T>
+dense_matrix<T>& matrix_of(tprod::attention_weights<T>& w, attention_matrix which) {
+  switch (which) {
+    case attention_matrix::query: return w.query;
+    case attention_matrix::key: return w.key;
+    case attention_matrix::value: return w.value;
+    case attention_matrix::output: break;
+  }
+  return w.output;
+}
+
+/// @brief Checks that `layers` are distinct indices below `count`; empty means all of them.
+inline std::vector<std::size_t> chosen_layers(std::span<const std::size_t> layers, std::size_t count,
+                                              const char* who) {
+  std::vector<std::size_t> chosen(layers.begin(), layers.end());
+  if (chosen.empty())
+    for (std::size_t i = 0; i < count; ++i) chosen.push_back(i);
+  for (std::size_t j = 0; j < chosen.size(); ++j) {
+    TPROD_EXPECTS(chosen[j] < count, std::string(who) + ": layer " + std::to_string(chosen[j]) +
+                                         " does not exist (the stack has " + std::to_string(count) + " layers)");
+    TPROD_EXPECTS(std::find(chosen.begin(), chosen.begin() + std::ptrdiff_t(j), chosen[j]) ==
+                      chosen.begin() + std::ptrdiff_t(j),
+                  std::string(who) + ": layer " + std::to_string(chosen[j]) + " is listed twice");
+  }
+  return chosen;
+}
+
+/// @brief Runs `compress(weights&) → attention_compression` on the chosen layers of a standard stack, all layers
+/// first, then writes every result back (so the stack is unchanged when one of them throws).
+template <std::floating_point T, class L, class F>
+std::vector<attention_compression> compress_layers(encoder_stack<T, L>& stack, std::span<const std::size_t> layers,
+                                                   const char* who, F&& compress) {
+  const auto chosen = chosen_layers(layers, stack.size(), who);
+  std::vector<tprod::attention_weights<T>> rebuilt;
+  std::vector<attention_compression> results;
+  for (std::size_t i : chosen) {
+    rebuilt.push_back(attention_weights_of(stack[i].attn));
+    results.push_back(compress(rebuilt.back(), stack[i].attn.heads));
+    results.back().layer = i;
+  }
+  for (std::size_t j = 0; j < chosen.size(); ++j) set_attention_weights(stack[chosen[j]].attn, rebuilt[j]);
+  return results;
+}
+
+}  // namespace detail
+
+/// @brief The relative change of each matrix from `before` to `after` (the same shapes).
+template <real_scalar T>
+attention_errors relative_errors(const tprod::attention_weights<T>& before, const tprod::attention_weights<T>& after) {
+  return {detail::relative_change(before.query, after.query), detail::relative_change(before.key, after.key),
+          detail::relative_change(before.value, after.value), detail::relative_change(before.output, after.output)};
+}
+
+/// @brief Replaces one layer's W^Q, W^K, W^V, W^O by their shared-factor multi-head Tucker reconstruction
+/// (multihead_tucker: ranks (R1, R2, R3) ≤ (d_model, d_v, 4), or a tolerance, in `options`).
+/// @throws shape_error for inconsistent weights, a head count that does not divide them, or ranks out of range;
+///         `w` is unchanged when it throws.
+template <real_scalar T>
+attention_compression compress_attention(tprod::attention_weights<T>& w, std::size_t heads,
+                                         const tucker_options& options) {
+  multihead_tucker_result<T> r = multihead_tucker(w, heads, options);
+  attention_compression c{0, r.tucker.compression_ratio, relative_errors(w, r.weights), r.tucker.ranks()};
+  w = std::move(r.weights);
+  return c;
+}
+
+/// @brief LASER on one layer: replaces each chosen matrix by its rank-k truncated SVD (low_rank_approximation).
+/// @throws shape_error unless 1 ≤ k ≤ min(m, n) of every chosen matrix; `w` is unchanged when it throws.
+template <real_scalar T>
+attention_compression laser_attention(tprod::attention_weights<T>& w, std::size_t rank,
+                                      std::span<const attention_matrix> matrices = all_attention_matrices) {
+  tprod::attention_weights<T> reduced = w;
+  double dense = 0, stored = 0;
+  for (attention_matrix which : all_attention_matrices) {
+    dense_matrix<T>& m = detail::matrix_of(reduced, which);
+    dense += double(m.size());
+    if (std::find(matrices.begin(), matrices.end(), which) == matrices.end()) {
+      stored += double(m.size());
+    } else {
+      const auto r = low_rank_approximation(m, rank);
+      stored += double(r.parameter_count());
+      m = r.reconstruct();
+    }
+  }
+  attention_compression c{0, dense / stored, relative_errors(w, reduced), {rank}};
+  w = std::move(reduced);
+  return c;
+}
+
+/// @brief compress_attention on the given layers of a standard encoder stack (each with its own head count);
+/// `layers` empty means every layer. Returns one result per layer, in the order given.
+/// @throws shape_error for a layer index out of range or repeated, an L-product layer (p > 1), or bad ranks; the
+///         stack is unchanged when it throws.
+template <std::floating_point T, class L>
+std::vector<attention_compression> compress_attention(encoder_stack<T, L>& stack, std::span<const std::size_t> layers,
+                                                      const tucker_options& options) {
+  return detail::compress_layers(stack, layers, "nn::compress_attention",
+                                 [&](tprod::attention_weights<T>& w, std::size_t heads) {
+                                   return compress_attention(w, heads, options);
+                                 });
+}
+
+/// @brief laser_attention on the given layers of a standard encoder stack (`layers` empty: every layer).
+/// @throws shape_error as compress_attention, or for k outside 1..d; the stack is unchanged when it throws.
+template <std::floating_point T, class L>
+std::vector<attention_compression> laser_attention(
+    encoder_stack<T, L>& stack, std::span<const std::size_t> layers, std::size_t rank,
+    std::span<const attention_matrix> matrices = all_attention_matrices) {
+  return detail::compress_layers(stack, layers, "nn::laser_attention",
+                                 [&](tprod::attention_weights<T>& w, std::size_t) {
+                                   return laser_attention(w, rank, matrices);
+                                 });
+}
+
+}  // namespace tprod::nn
