@@ -127,7 +127,9 @@ TEST_CASE_TEMPLATE("products, transforms and factorizations agree on one thread 
     const auto one = product(execution{default_execution().path, 1}, ar, br, l);
     const auto many = product(execution{default_execution().path, 2}, ar, br, l);
     TPROD_CHECK_CLOSE(many, one, T, 64);
-    TPROD_CHECK_CLOSE(many, reference_product(ar, br, l), T, 64 * 16);
+    // Against the slow unoptimized reference once (test_product checks every transform against it): at this size
+    // it was most of this test's minute.
+    if constexpr (std::is_same_v<L, dct>) TPROD_CHECK_CLOSE(many, reference_product(ar, br, l), T, 64 * 16);
     const auto th1 = transform(execution{default_execution().path, 1}, ar, l);
     const auto th2 = transform(execution{default_execution().path, 3}, ar, l);
     TPROD_CHECK_CLOSE(th2.data(), th1.data(), T, 16);
