@@ -1,5 +1,5 @@
-// Transforms along the tubes, every policy and path (automatic beside the forced ones), p ∈ {4, 16, 64, 256}, bytes/s of the input tensor;
-// the DCT of a 256×256×16 float tensor beside the limit of copying it.
+// Transforms along the tubes, every policy and path (automatic beside the forced ones, on 64×64 and 40×100 slices),
+// p ∈ {4, 16, 64, 256}, bytes/s of the input tensor; the DCT of a 256×256×16 float tensor beside the limit of copying it.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -72,18 +72,24 @@ const bool registered = [] {
   benchmark::RegisterBenchmark("transform/dft/m256_n256_p16", [](benchmark::State& s) {
     run_transform(s, tprod::dft{}, 256, 256, 16);
   });
-  // Every transform on both paths; 64×64 slices so that p = 256 stays a 4 MiB tensor.
+  // Every transform on both paths; 64×64 slices so that p = 256 stays a 4 MiB tensor, and 40×100 slices beside
+  // them: FFTW's strided batches are much slower when the tube stride m·n is a multiple of a large power of two.
   for (std::size_t p : {4, 16, 64, 256}) {
     const std::string sh = shape(64, 64, p);
     // automatic beside both forced paths: the measured choice must not be more than 10% slower than the faster.
     const std::pair<const char*, transform_path> paths[] = {
         {"gemm", transform_path::gemm}, {"fftw", transform_path::fftw}, {"automatic", transform_path::automatic}};
-    for (const auto& [name, path] : paths) {
-      if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
-      benchmark::RegisterBenchmark(("transform/dct/" + std::string(name) + "/" + sh).c_str(),
-                                   [=](benchmark::State& s) { run_transform(s, tprod::dct{}, 64, 64, p, tprod::execution{path}); });
-      benchmark::RegisterBenchmark(("transform/dft/" + std::string(name) + "/" + sh).c_str(),
-                                   [=](benchmark::State& s) { run_transform(s, tprod::dft{}, 64, 64, p, tprod::execution{path}); });
+    for (const auto& [m, n] : {std::pair<std::size_t, std::size_t>{64, 64}, {40, 100}}) {
+      for (const auto& [name, path] : paths) {
+        if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
+        const std::string at = std::string(name) + "/" + shape(m, n, p);
+        benchmark::RegisterBenchmark(("transform/dct/" + at).c_str(), [=](benchmark::State& s) {
+          run_transform(s, tprod::dct{}, m, n, p, tprod::execution{path});
+        })->UseRealTime();
+        benchmark::RegisterBenchmark(("transform/dft/" + at).c_str(), [=](benchmark::State& s) {
+          run_transform(s, tprod::dft{}, m, n, p, tprod::execution{path});
+        })->UseRealTime();
+      }
     }
     benchmark::RegisterBenchmark(("transform/matrix/gemm/" + sh).c_str(), [=](benchmark::State& s) {
       const Eigen::MatrixXd z = Eigen::MatrixXd::Random(Eigen::Index(p), Eigen::Index(p)) +

@@ -63,3 +63,25 @@ TEST_CASE("storage counts a DFT conjugate pair twice: one complex slice stands f
   CHECK(storage(r) == 4 * 2 * (6 + 4 + 1));
   CHECK(compression_ratio(r) == doctest::Approx(6.0 * 4 * 4 / (4 * 2 * 11)));
 }
+
+TEST_CASE("an L-SVD of a fixed-extents tensor keeps m, n and p fixed through truncation and reconstruction") {
+  using E = extents3<6, 4, 5>;
+  const tensor3<double, E> a(random_tensor3<double>(6, 4, 5, 7).view());
+  const auto r = svd(a, dct{});
+  static_assert(std::is_same_v<decltype(r.u), tensor3<double, extents3<6, dynamic_extent, 5>>>);
+  static_assert(std::is_same_v<decltype(r.s), tensor3<double, extents3<dynamic_extent, dynamic_extent, 5>>>);
+  static_assert(std::is_same_v<decltype(r.v), tensor3<double, extents3<4, dynamic_extent, 5>>>);
+  const auto t = truncate(r, 2);
+  const auto e = truncate_energy(truncated_svd(a, dft{}, 3), 0.9);
+  static_assert(std::is_same_v<decltype(reconstruct(t)), tensor3<double, E>>);
+  static_assert(std::is_same_v<decltype(reconstruct(e)), tensor3<double, E>>);
+  static_assert(std::is_same_v<decltype(energy_truncated_svd(a, dct{}, 0.5).u), tensor3<double, extents3<6, dynamic_extent, 5>>>);
+  // The same numbers as the dynamic-extents L-SVD of the same tensor.
+  const auto dynamic = truncate(svd(tensor3<double>(a.view()), dct{}), 2);
+  const double eps = tol<double>(6 * 4 * 5) * double(frobenius_norm(a));
+  CHECK(t.kept == dynamic.kept);
+  CHECK(distance(tensor3<double>(reconstruct(t).view()), reconstruct(dynamic)) <= eps);
+  CHECK(distance(tensor3<double>(t.u.view()), dynamic.u) <= eps);
+  CHECK(storage(t) == storage(dynamic));
+  CHECK(distance(reconstruct(t), reconstruct(t.u, t.s, t.v, dct{})) <= eps);  // fixed-extents products agree
+}

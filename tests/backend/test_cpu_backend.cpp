@@ -2,6 +2,7 @@
 // threaded transforms, each checked against an independent computation (plain loops, or the same operation on
 // one thread where only the schedule differs).
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <stdexcept>
 #include <vector>
@@ -162,22 +163,47 @@ TEST_CASE("transform_path::fftw is refused without FFTW, and a general Z always 
                          shape_error);
   const matrix_transform<double> z(Eigen::MatrixXd::Identity(8, 8) * 2.0);
   const execution automatic{transform_path::automatic};
-  CHECK_FALSE(backend::cpu::use_fftw<double>(z, 8, automatic));
-  CHECK_FALSE(backend::cpu::use_fftw<double>(dct{}, 4096, execution{transform_path::gemm}));
-  CHECK(backend::cpu::use_fftw<double>(dft{}, 4096, automatic) == bool(TPROD_HAS_FFTW));  // above the measured range
-  CHECK_FALSE(backend::cpu::use_fftw<double>(dft{}, 8, automatic));                       // below it
+  CHECK_FALSE(backend::cpu::use_fftw<double>(z, 8, 16, automatic));
+  CHECK_FALSE(backend::cpu::use_fftw<double>(dct{}, 4096, 16, execution{transform_path::gemm}));
+  CHECK(backend::cpu::use_fftw<double>(dft{}, 4096, 16, automatic) == bool(TPROD_HAS_FFTW));  // above the measured range
+  CHECK_FALSE(backend::cpu::use_fftw<double>(dft{}, 1, 16, automatic));                       // nothing to transform
   TPROD_CHECK_CLOSE(transform(execution{transform_path::gemm}, a, z).data(), 2.0 * a, double, 8);
 }
 
-TEST_CASE("automatic measures FFTW against the GEMM once per tube length and keeps the choice") {
-  for (std::size_t p : {backend::cpu::measure_min_tubes, std::size_t(96), backend::cpu::measure_max_tubes}) {
-    CAPTURE(p);
-    const auto first = backend::cpu::automatic_path<float>(dct{}, p, 1);
-    CHECK((first == transform_path::gemm || (TPROD_HAS_FFTW && first == transform_path::fftw)));
-    CHECK(backend::cpu::automatic_path<float>(dct{}, p, 1) == first);  // cached, not measured again
-    const auto a = random_tensor3<float>(3, 5, p, 4);
-    TPROD_CHECK_CLOSE(transform(a, dct{}).data(), transform(execution{transform_path::gemm}, a, dct{}).data(), float,
-                      p);
+TEST_CASE("automatic measures FFTW against the GEMM once per tube length and probe, and keeps the choice") {
+  for (std::size_t p : {std::size_t(2), std::size_t(4), std::size_t(96), backend::cpu::measure_max_tubes}) {
+    for (const auto& [m, n] : {std::pair<std::size_t, std::size_t>{3, 5}, {16, 4}}) {
+      const std::size_t tubes = m * n;
+      CAPTURE(p);
+      CAPTURE(tubes);
+      const auto first = backend::cpu::automatic_path<float>(dct{}, p, tubes, 1);
+      CHECK((first == transform_path::gemm || (TPROD_HAS_FFTW && first == transform_path::fftw)));
+      CHECK(backend::cpu::automatic_path<float>(dct{}, p, tubes, 1) == first);  // cached, not measured again
+      const auto a = random_tensor3<float>(m, n, p, 4);
+      TPROD_CHECK_CLOSE(transform(a, dct{}).data(), transform(execution{transform_path::gemm}, a, dct{}).data(),
+                        float, p);
+      TPROD_CHECK_CLOSE(transform(a, dft{}).data(), transform(execution{transform_path::gemm}, a, dft{}).data(),
+                        float, p);
+    }
+  }
+}
+
+TEST_CASE("the probe that stands for a tensor has its tube stride's power-of-two alignment, within a budget") {
+  const auto two_adic = [](std::size_t x) { return std::min(std::countr_zero(x), 12); };
+  for (std::size_t p : {2, 16, 256, 1024}) {
+    const std::size_t budget = std::max<std::size_t>(64, (std::size_t(1) << 20) / p);
+    for (std::size_t tubes : {1, 7, 64, 1000, 4096, 4097, 20000, 65536, 1 << 20, 3 << 20, 1000003}) {
+      CAPTURE(p);
+      CAPTURE(tubes);
+      const std::size_t probe = backend::cpu::probe_tubes(tubes, p);
+      if (tubes <= budget) {
+        CHECK(probe == tubes);  // small tensors are measured as they are
+        continue;
+      }
+      CHECK(two_adic(probe) == two_adic(tubes));
+      CHECK(probe <= std::max(budget, std::size_t(1) << two_adic(tubes)));
+      CHECK(probe * 3 > budget);  // not needlessly small: the largest odd multiple that fits
+    }
   }
 }
 

@@ -99,9 +99,11 @@ TEST_CASE("number_text: the shortest text that reads back to the same double") {
 }
 
 // Run alone in a fresh process by the CTest test core_eigen_threads (tests/CMakeLists.txt): a kernel reached
-// only through an explicit execution must still find Eigen's own threading turned off.
+// only through an explicit execution must still find Eigen's own threading turned off, also when the tensor is
+// below the parallel thresholds (then the kernel never asks for the thread count).
 TEST_CASE("execution: an explicit thread count also turns Eigen's own GEMM threading off") {
-  const tprod::execution ex{tprod::transform_path::gemm, 2};
-  CHECK(ex.thread_count() == 2);
+  const auto a = tprod::random_tensor3<float>(4, 5, 16, 1);
+  CHECK(tprod::transform(tprod::execution{tprod::transform_path::gemm, 1}, a, tprod::dct{}).p() == 16);
   CHECK(Eigen::nbThreads() == 1);
+  CHECK(tprod::execution{tprod::transform_path::gemm, 2}.thread_count() == 2);
 }

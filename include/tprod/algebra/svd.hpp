@@ -27,11 +27,22 @@ namespace tprod {
 /// @brief The factors of an L-SVD, in the transform domain (`*_hat`) and in the original domain.
 /// With r the number of singular tubes kept: U m×r×p, S r×r×p, V n×r×p (economy or truncated), or
 /// U m×m×p, S m×n×p, V n×n×p (full, r = min(m, n)).
-template <scalar T, transform_policy L>
+/// @tparam E the extents of the factored tensor: the factors keep its fixed m, n and p (U is
+/// extents3<M, dynamic_extent, P>, V extents3<N, dynamic_extent, P>, S extents3<dynamic_extent, dynamic_extent, P>;
+/// the column count r depends on the truncation), and reconstruct(r) is a tensor3<T, E>.
+template <scalar T, transform_policy L, extents3_type E = dextents3>
 struct svd_result {
   using real_type = real_t<T>;
-  transformed<T, L> u_hat, s_hat, v_hat;  ///< Û_k, Ŝ_k, V̂_k for every stored slice k
-  tensor3<T> u, s, v;                      ///< U = L⁻¹(Û), S = L⁻¹(Ŝ), V = L⁻¹(V̂)
+  using extents_type = E;  ///< the factored tensor's extents
+  using u_extents = extents3<E::static_extent(0), dynamic_extent, E::static_extent(2)>;  ///< U's: m×r×p
+  using s_extents = extents3<dynamic_extent, dynamic_extent, E::static_extent(2)>;       ///< S's: r×r×p
+  using v_extents = extents3<E::static_extent(1), dynamic_extent, E::static_extent(2)>;  ///< V's: n×r×p
+  transformed<T, L, u_extents> u_hat;  ///< Û_k for every stored slice k
+  transformed<T, L, s_extents> s_hat;  ///< Ŝ_k
+  transformed<T, L, v_extents> v_hat;  ///< V̂_k
+  tensor3<T, u_extents> u;             ///< U = L⁻¹(Û)
+  tensor3<T, s_extents> s;             ///< S = L⁻¹(Ŝ)
+  tensor3<T, v_extents> v;             ///< V = L⁻¹(V̂)
   /// @brief sigma(i, k) = Ŝ_k(i, i), the i-th largest singular value of stored slice k kept (0 where discarded).
   Eigen::Matrix<real_type, Eigen::Dynamic, Eigen::Dynamic> sigma;
   /// @brief How many singular values each of the p transform-domain slices keeps (the truncation's multi-rank).
@@ -76,18 +87,20 @@ auto slice_svds(const transformed<T, L, E>& ahat, factor_mode mode) {
   return out;
 }
 
-/// @brief The result for an m×n×p tensor under transform l from the slice SVDs f (one per stored slice), keeping
-/// `cols` columns of U and V (all of them in full mode) and `kept[k]` singular values of stored slice k.
-template <scalar T, transform_policy L, class D>
-svd_result<T, L> assemble_svd(const L& l, std::size_t m, std::size_t n, std::size_t p,
-                              const std::vector<slice_svd<D>>& f, factor_mode mode, std::size_t cols,
-                              const std::vector<std::size_t>& kept) {
+/// @brief The result for an m×n×p tensor (extents type E) under transform l from the slice SVDs f (one per stored
+/// slice), keeping `cols` columns of U and V (all of them in full mode) and `kept[k]` singular values of stored
+/// slice k.
+template <scalar T, extents3_type E, transform_policy L, class D>
+svd_result<T, L, E> assemble_svd(const L& l, std::size_t m, std::size_t n, std::size_t p,
+                                 const std::vector<slice_svd<D>>& f, factor_mode mode, std::size_t cols,
+                                 const std::vector<std::size_t>& kept) {
+  using R = svd_result<T, L, E>;
   const std::size_t q = f.size();
   const bool full = mode == factor_mode::full;
   const std::size_t ucols = full ? m : cols, vcols = full ? n : cols, srows = full ? m : cols;
-  transformed<T, L> u_hat(dextents3(m, ucols, p), l);
-  transformed<T, L> s_hat(dextents3(srows, vcols, p), l);
-  transformed<T, L> v_hat(dextents3(n, vcols, p), l);
+  transformed<T, L, typename R::u_extents> u_hat(typename R::u_extents(m, ucols, p), l);
+  transformed<T, L, typename R::s_extents> s_hat(typename R::s_extents(srows, vcols, p), l);
+  transformed<T, L, typename R::v_extents> v_hat(typename R::v_extents(n, vcols, p), l);
   Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma =
       Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>::Zero(Eigen::Index(cols), Eigen::Index(q));
   for (std::size_t k = 0; k < q; ++k) {
@@ -98,8 +111,7 @@ svd_result<T, L> assemble_svd(const L& l, std::size_t m, std::size_t n, std::siz
       s_hat.slice(k)(Eigen::Index(i), Eigen::Index(i)) = f[k].sigma(Eigen::Index(i));
     }
   }
-  svd_result<T, L> r{std::move(u_hat), std::move(s_hat), std::move(v_hat), {}, {}, {}, std::move(sigma),
-                     to_all_slices(kept, p)};
+  R r{std::move(u_hat), std::move(s_hat), std::move(v_hat), {}, {}, {}, std::move(sigma), to_all_slices(kept, p)};
   r.u = inverse_transform(r.u_hat);
   r.s = inverse_transform(r.s_hat);
   r.v = inverse_transform(r.v_hat);
@@ -156,10 +168,10 @@ std::vector<std::size_t> energy_ranks(const std::vector<Eigen::Matrix<R, Eigen::
 /// @throws shape_error for a tensor with an empty dimension; numerical_error for NaN or Inf (or an SVD that did
 /// not converge).
 template <scalar T, transform_policy L, extents3_type E>
-svd_result<T, L> svd(const transformed<T, L, E>& ahat, factor_mode mode = factor_mode::economy) {
+svd_result<T, L, E> svd(const transformed<T, L, E>& ahat, factor_mode mode = factor_mode::economy) {
   const auto f = detail::slice_svds(ahat, mode);
   const std::size_t r = std::min(ahat.m(), ahat.n());
-  return detail::assemble_svd<T>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, mode, r,
+  return detail::assemble_svd<T, E>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, mode, r,
                                    std::vector<std::size_t>(f.size(), r));
 }
 
@@ -175,12 +187,12 @@ auto svd(const A& a, const L& policy, factor_mode mode = factor_mode::economy) {
 /// U_k m×k×p, S_k k×k×p, V_k n×k×p, A_k = U_k *_L S_k *_L V_kᵀ (paper 000, §4.4).
 /// @throws shape_error unless 1 ≤ k ≤ min(m, n).
 template <scalar T, transform_policy L, extents3_type E>
-svd_result<T, L> truncated_svd(const transformed<T, L, E>& ahat, std::size_t k) {
+svd_result<T, L, E> truncated_svd(const transformed<T, L, E>& ahat, std::size_t k) {
   TPROD_EXPECTS(k >= 1 && k <= std::min(ahat.m(), ahat.n()),
                 "truncated_svd: the rank k = " + std::to_string(k) + " must lie in 1..min(m, n) = " +
                     std::to_string(std::min(ahat.m(), ahat.n())) + " for the tensor " + ahat.shape());
   const auto f = detail::slice_svds(ahat, factor_mode::economy);
-  return detail::assemble_svd<T>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, factor_mode::economy, k,
+  return detail::assemble_svd<T, E>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, factor_mode::economy, k,
                                    std::vector<std::size_t>(f.size(), k));
 }
 /// @brief truncated_svd(L(A), k).
@@ -197,7 +209,7 @@ auto truncated_svd(const A& a, const L& policy, std::size_t k) {
 /// @param gamma in [0, 1]; γ = 1 keeps every nonzero singular value, γ = 0 none.
 /// @throws shape_error for γ outside [0, 1] or an empty tensor; numerical_error for NaN or Inf.
 template <scalar T, transform_policy L, extents3_type E>
-svd_result<T, L> energy_truncated_svd(const transformed<T, L, E>& ahat, double gamma) {
+svd_result<T, L, E> energy_truncated_svd(const transformed<T, L, E>& ahat, double gamma) {
   TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
                 "energy_truncated_svd: the energy fraction must lie in [0, 1], got " + number_text(gamma));
   const auto f = detail::slice_svds(ahat, factor_mode::economy);
@@ -209,7 +221,7 @@ svd_result<T, L> energy_truncated_svd(const transformed<T, L, E>& ahat, double g
   }
   const std::vector<std::size_t> ranks = detail::energy_ranks(sigma, weight, gamma);
   const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
-  return detail::assemble_svd<T>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, factor_mode::economy, cols,
+  return detail::assemble_svd<T, E>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, factor_mode::economy, cols,
                                    ranks);
 }
 /// @brief energy_truncated_svd(L(A), γ).

@@ -23,8 +23,8 @@ namespace tprod {
 
 namespace detail {
 /// The slice SVDs that r holds, U and V with all their columns and the first kept[k] singular values.
-template <scalar T, transform_policy L>
-auto slice_svds_of(const svd_result<T, L>& r) {
+template <scalar T, transform_policy L, extents3_type E>
+auto slice_svds_of(const svd_result<T, L, E>& r) {
   using D = typename L::template domain_scalar<T>;
   std::vector<slice_svd<D>> f(r.u_hat.stored_slices());
   for (std::size_t k = 0; k < f.size(); ++k) {
@@ -38,20 +38,20 @@ auto slice_svds_of(const svd_result<T, L>& r) {
 
 /// @brief The L-SVD r truncated to tubal rank k: every slice keeps min(k, its kept count) singular values.
 /// @throws shape_error unless 1 ≤ k ≤ r.tubes().
-template <scalar T, transform_policy L>
-svd_result<T, L> truncate(const svd_result<T, L>& r, std::size_t k) {
+template <scalar T, transform_policy L, extents3_type E>
+svd_result<T, L, E> truncate(const svd_result<T, L, E>& r, std::size_t k) {
   TPROD_EXPECTS(k >= 1 && k <= r.tubes(), "truncate: the rank k = " + std::to_string(k) + " must lie in 1.." +
                                               std::to_string(r.tubes()) + " (the singular tubes of the L-SVD)");
   const auto f = detail::slice_svds_of(r);
   std::vector<std::size_t> kept(f.size());
   for (std::size_t j = 0; j < f.size(); ++j) kept[j] = std::min(k, r.kept[j]);
-  return detail::assemble_svd<T>(r.u_hat.transform(), r.u.m(), r.v.m(), r.u.p(), f, factor_mode::economy, k, kept);
+  return detail::assemble_svd<T, E>(r.u_hat.transform(), r.u.m(), r.v.m(), r.u.p(), f, factor_mode::economy, k, kept);
 }
 
 /// @brief The L-SVD r truncated to the smallest multi-rank holding at least γ of its energy.
 /// @throws shape_error for γ outside [0, 1].
-template <scalar T, transform_policy L>
-svd_result<T, L> truncate_energy(const svd_result<T, L>& r, double gamma) {
+template <scalar T, transform_policy L, extents3_type E>
+svd_result<T, L, E> truncate_energy(const svd_result<T, L, E>& r, double gamma) {
   TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
                 "truncate_energy: the energy fraction must lie in [0, 1], got " + number_text(gamma));
   const auto f = detail::slice_svds_of(r);
@@ -63,15 +63,15 @@ svd_result<T, L> truncate_energy(const svd_result<T, L>& r, double gamma) {
   }
   const std::vector<std::size_t> ranks = detail::energy_ranks(sigma, weight, gamma);
   const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
-  return detail::assemble_svd<T>(r.u_hat.transform(), r.u.m(), r.v.m(), r.u.p(), f, factor_mode::economy, cols,
+  return detail::assemble_svd<T, E>(r.u_hat.transform(), r.u.m(), r.v.m(), r.u.p(), f, factor_mode::economy, cols,
                                  ranks);
 }
 
 /// @brief The tensor the L-SVD r represents, U *_L S *_L Vᴴ (the truncated approximation for a truncated r).
-template <scalar T, transform_policy L>
-tensor3<T> reconstruct(const svd_result<T, L>& r) {
+template <scalar T, transform_policy L, extents3_type E>
+tensor3<T, E> reconstruct(const svd_result<T, L, E>& r) {
   const std::size_t m = r.u.m(), n = r.v.m();
-  transformed<T, L> a_hat(dextents3(m, n, r.u.p()), r.u_hat.transform());
+  transformed<T, L, E> a_hat(E(m, n, r.u.p()), r.u_hat.transform());
   detail::for_each_stored_slice(a_hat, [&](std::size_t k) {
     const auto rk = Eigen::Index(r.kept[k]);
     const auto s = r.sigma.col(Eigen::Index(k)).head(rk).template cast<typename L::template domain_scalar<T>>();
@@ -81,16 +81,16 @@ tensor3<T> reconstruct(const svd_result<T, L>& r) {
 }
 
 /// @brief Σ_{j<p} r_j·(m + n + 1): the numbers a truncated L-SVD stores (U, V columns and σ per slice kept).
-template <scalar T, transform_policy L>
-std::size_t storage(const svd_result<T, L>& r) {
+template <scalar T, transform_policy L, extents3_type E>
+std::size_t storage(const svd_result<T, L, E>& r) {
   std::size_t total = 0;
   for (const std::size_t rj : r.kept) total += rj * (r.u.m() + r.v.m() + 1);
   return total;
 }
 
 /// @brief m·n·p / storage(r) (infinite for an L-SVD that keeps nothing).
-template <scalar T, transform_policy L>
-double compression_ratio(const svd_result<T, L>& r) {
+template <scalar T, transform_policy L, extents3_type E>
+double compression_ratio(const svd_result<T, L, E>& r) {
   const double entries = double(r.u.m()) * double(r.v.m()) * double(r.u.p());
   const std::size_t s = storage(r);
   return s == 0 ? std::numeric_limits<double>::infinity() : entries / double(s);

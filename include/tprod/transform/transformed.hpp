@@ -150,7 +150,7 @@ namespace detail {
 /// `automatic` the GEMM is taken in place up to measure_max_tubes even where FFTW measured faster: the peak memory
 /// does not depend on a timing (above that, FFTW and a copy).
 template <scalar T, transform_policy L>
-std::optional<execution> in_place_execution(const L& policy, std::size_t p, const execution& ex) {
+std::optional<execution> in_place_execution(const L& policy, std::size_t p, std::size_t tubes, const execution& ex) {
   if constexpr (!std::same_as<typename L::template domain_scalar<T>, T> ||
                 !std::same_as<typename L::template original_scalar<T>, T>) {
     return std::nullopt;
@@ -158,7 +158,7 @@ std::optional<execution> in_place_execution(const L& policy, std::size_t p, cons
     execution in_place = ex;
     if (ex.path == transform_path::automatic && p <= backend::cpu::measure_max_tubes)
       in_place.path = transform_path::gemm;
-    if (policy.template stored_slices<T>(p) != p || backend::cpu::use_fftw<T>(policy, p, in_place))
+    if (policy.template stored_slices<T>(p) != p || backend::cpu::use_fftw<T>(policy, p, tubes, in_place))
       return std::nullopt;
     return in_place;
   }
@@ -174,7 +174,7 @@ auto transform(const execution& ex, tensor3<T, E>&& a, const L& policy) {
   if constexpr (std::same_as<typename L::template original_scalar<T>, T> &&
                 std::same_as<typename L::template domain_scalar<T>, T>) {
     policy.check_size(a.p());
-    if (const auto in_place = detail::in_place_execution<T>(policy, a.p(), ex)) {
+    if (const auto in_place = detail::in_place_execution<T>(policy, a.p(), a.m() * a.n(), ex)) {
       const E extents = a.extents();
       backend::cpu::forward<T>(policy, tensor3_view<const T>(a.view()), a.view(), *in_place);
       return Out(extents, policy, tensor3<T>(std::move(a)));
@@ -220,7 +220,7 @@ tensor3<T, E> inverse_transform(const transformed<T, L, E>& ahat) {
 /// allows (peak memory Â's), otherwise as inverse_transform(ex, ahat).
 template <scalar T, transform_policy L>
 tensor3<T> inverse_transform(const execution& ex, transformed<T, L, dextents3>&& ahat) {
-  if (const auto in_place = detail::in_place_execution<T>(ahat.transform(), ahat.p(), ex)) {
+  if (const auto in_place = detail::in_place_execution<T>(ahat.transform(), ahat.p(), ahat.m() * ahat.n(), ex)) {
     const L policy = ahat.transform();
     if constexpr (std::same_as<typename L::template domain_scalar<T>, T>) {
       tensor3<T> a = std::move(ahat).release();

@@ -4,6 +4,7 @@
 /// GEMMs with the policy's cached matrices or, for the DFT and the DCT-II, with FFTW; on the execution's
 /// threads (blocks of rows of the (m·n)×p tensor).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -16,31 +17,47 @@
 #include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/backend/cpu/tube_gemm.hpp"
 #include "tprod/core/config.hpp"
+#include "tprod/core/detail/buffer.hpp"
 #include "tprod/core/error.hpp"
 #include "tprod/core/execution.hpp"
 #include "tprod/transform/transform_concepts.hpp"
 
 namespace tprod::backend::cpu {
 
-/// @brief The tube lengths between which `transform_path::automatic` measures FFTW against the GEMM on the machine
-/// it runs on, once per (transform, p, scalar, threads), rather than assuming: below `measure_min_tubes` FFTW's
-/// per-tube overhead loses to one small GEMM everywhere we measured; above `measure_max_tubes` the p×p factor
-/// takes megabytes and its O(p) work per element loses to FFTW's O(log p). The switch points used to be constants
-/// measured on one machine, and were wrong by 2–3× on another (docs/design.md).
-inline constexpr std::size_t measure_min_tubes = 16;
+/// @brief The longest tubes for which `transform_path::automatic` measures FFTW against the GEMM on the machine it
+/// runs on rather than assuming: above it the p×p factor takes megabytes and its O(p) work per element loses to
+/// FFTW's O(log p). Below it the winner depends on the machine and on the tensor, not on p alone: FFTW's strided
+/// batch is 3–5× slower when the tube stride m·n is a multiple of a large power of two (cache-set conflicts; a
+/// 64×64 tensor), and 3× faster than the GEMM for the DFT at p = 4 (docs/design.md). Constant switch points measured
+/// on one machine were wrong by 2–3× on another.
 inline constexpr std::size_t measure_max_tubes = 1024;
+
+/// @brief The row count of the probe that stands for a transform of `tubes` tubes of length p: the tensor itself up
+/// to 2²⁰ elements; beyond, the largest odd multiple of the power of two dividing `tubes` (up to 2¹²) that fits,
+/// so that the probe's tube stride has the same power-of-two alignment as the tensor's.
+inline std::size_t probe_tubes(std::size_t tubes, std::size_t p) {
+  const std::size_t budget = std::max<std::size_t>(64, (std::size_t(1) << 20) / std::max<std::size_t>(1, p));
+  if (tubes <= budget) return tubes;
+  std::size_t align = 1;
+  while (tubes % (2 * align) == 0 && align < (std::size_t(1) << 12)) align *= 2;
+  if (align >= budget) return align;
+  std::size_t odd = budget / align;
+  if (odd % 2 == 0) --odd;
+  return odd * align;
+}
 
 namespace detail {
 template <class T, class L>
-bool measured_fftw_wins(const L& l, std::size_t p, std::size_t threads);
+bool measured_fftw_wins(const L& l, std::size_t p, std::size_t tubes, std::size_t threads);
 }  // namespace detail
 
-/// @brief Whether L's transform of T-tensors with length-p tubes runs on FFTW under `ex`: never for the GEMM path
-/// or a transform without a fast algorithm; always for transform_path::fftw; for `automatic`, by the measured
-/// choice (the GEMM below measure_min_tubes, FFTW above measure_max_tubes).
+/// @brief Whether L's transform of T-tensors with `tubes` tubes of length p runs on FFTW under `ex`: never for the
+/// GEMM path or a transform without a fast algorithm; always for transform_path::fftw; for `automatic`, by the
+/// measured choice for this (p, probe_tubes(tubes, p), threads) on this machine (FFTW above measure_max_tubes, the
+/// GEMM for p = 1).
 /// @throws shape_error for transform_path::fftw when tprod was built without FFTW.
 template <class T, class L>
-bool use_fftw(const L& l, std::size_t p, const execution& ex) {
+bool use_fftw(const L& l, std::size_t p, std::size_t tubes, const execution& ex) {
   if (ex.path == transform_path::gemm) return false;
   if (!TPROD_HAS_FFTW) {
     TPROD_EXPECTS(ex.path != transform_path::fftw,
@@ -51,9 +68,9 @@ bool use_fftw(const L& l, std::size_t p, const execution& ex) {
     return false;  // no FFT for a general Z
   } else {
     if (ex.path == transform_path::fftw) return true;
-    if (p < measure_min_tubes) return false;
+    if (p < 2 || tubes == 0) return false;
     if (p > measure_max_tubes) return true;
-    return detail::measured_fftw_wins<T>(l, p, ex.thread_count());
+    return detail::measured_fftw_wins<T>(l, p, probe_tubes(tubes, p), ex.thread_count());
   }
 }
 
@@ -139,7 +156,11 @@ void dct_even_odd(const R* in, R* out, std::size_t rows, std::size_t p, const de
   using strided = Eigen::Map<dense_matrix<R>, 0, Eigen::OuterStride<>>;
   using const_strided = Eigen::Map<const dense_matrix<R>, 0, Eigen::OuterStride<>>;
   parallel_ranges(rows, threads, block, [&](std::size_t begin, std::size_t end) {
-    dense_matrix<R> u(Eigen::Index(std::min(block, end - begin)), h), v(u.rows(), h);
+    // u and v in tprod's recycled memory: two matrices allocated and freed per call made glibc shrink and regrow
+    // its heap on every call (a 4000×16 float DCT took 50× longer; see detail::buffer).
+    const auto cap = Eigen::Index(std::min(block, end - begin));
+    tprod::detail::buffer<R> scratch(std::size_t(2 * cap * h));
+    Eigen::Map<dense_matrix<R>> u(scratch.data(), cap, h), v(scratch.data() + cap * h, cap, h);
     for (std::size_t r0 = begin; r0 < end; r0 += block) {
       const auto r = Eigen::Index(r0), n = Eigen::Index(std::min(block, end - r0));
       auto uu = u.topRows(n), vv = v.topRows(n);
@@ -171,7 +192,7 @@ inline bool use_dct_split(std::size_t p) { return p % 2 == 0 && p >= dct_split_m
 /// p the original tube count; the fastest applicable kernel on the execution's threads.
 template <class T, class L, class In, class Out>
 void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> out, bool forward, const execution& ex) {
-  const std::size_t p = forward ? in.p() : out.p();
+  const std::size_t p = forward ? in.p() : out.p(), tubes = in.m() * in.n();
   const std::size_t threads = threads_for(std::max(in.size(), out.size()), ex);
   if constexpr (L::algorithm == tube_algorithm::identity) {
     if (static_cast<const void*>(in.data()) == static_cast<const void*>(out.data())) return;  // in place
@@ -180,13 +201,13 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
     return;
   }
 #if TPROD_HAS_FFTW
-  if (use_fftw<T>(l, p, ex)) {
+  if (use_fftw<T>(l, p, tubes, ex)) {
     if constexpr (L::algorithm == tube_algorithm::dct2) return fftw_dct<T>(in, out, forward, threads);
     if constexpr (L::algorithm == tube_algorithm::dft)
-      return fftw_dft<T>(in.data(), out.data(), p, in.m() * in.n(), forward, threads);
+      return fftw_dft<T>(in.data(), out.data(), p, tubes, forward, threads);
   }
 #else
-  use_fftw<T>(l, p, ex);  // refuses transform_path::fftw
+  use_fftw<T>(l, p, tubes, ex);  // refuses transform_path::fftw
 #endif
   if constexpr (L::algorithm == tube_algorithm::dct2) {
     if (use_dct_split(p)) {
@@ -217,48 +238,55 @@ void inverse(const L& l, tensor3_view<const typename L::template domain_scalar<T
 }
 
 namespace detail {
-/// The measured choice: FFTW and the GEMM each transform a probe of rows·p elements (rows·p² ≈ 2²² multiply-adds
-/// on the GEMM, at least 64 tubes) three times after a warm-up (which also makes FFTW's plan and the GEMM factor),
-/// and the faster minimum wins. Cached per (p, threads) for each scalar and transform type; the lock is held while
-/// measuring so that concurrent first calls measure once.
+/// The measured choice: FFTW and the GEMM each transform a probe of `tubes` tubes of length p (probe_tubes), and
+/// the faster minimum wins. The first run of each warms up (FFTW's plan, the GEMM factor, the threads); then the two
+/// alternate, so that both see the same machine (a busy neighbour, a descheduled virtual core can slow a few
+/// consecutive runs 10×), for at least 5 runs each and min(20 ms, 50× a pair of runs), at most 64 runs each.
+/// Cached per (p, tubes, threads) for each scalar and transform type; the lock is held while measuring so that
+/// concurrent first calls measure once. The probe is at most max(2²⁰, 2¹²·p) elements.
 template <class T, class L>
-bool measured_fftw_wins(const L& l, std::size_t p, std::size_t threads) {
+bool measured_fftw_wins(const L& l, std::size_t p, std::size_t tubes, std::size_t threads) {
   static std::mutex mutex;
-  static std::map<std::pair<std::size_t, std::size_t>, bool> choice;
+  static std::map<std::array<std::size_t, 3>, bool> choice;
   const std::lock_guard lock(mutex);
-  const auto key = std::make_pair(p, threads);
+  const std::array<std::size_t, 3> key{p, tubes, threads};
   if (const auto it = choice.find(key); it != choice.end()) return it->second;
   using D = typename L::template domain_scalar<T>;
-  const std::size_t rows = std::max<std::size_t>(64, (std::size_t(1) << 22) / (p * p));
-  std::vector<T> in(rows * p, T(1));
-  std::vector<D> out(rows * l.template stored_slices<T>(p));
-  const tensor3_view<const T> a(in.data(), rows, 1, p);
-  const tensor3_view<D> ahat(out.data(), rows, 1, l.template stored_slices<T>(p));
-  const auto fastest = [&](transform_path path) {
-    const execution ex{path, threads};
-    double best = std::numeric_limits<double>::infinity();
-    for (int run = 0; run < 4; ++run) {
-      const auto t0 = std::chrono::steady_clock::now();
-      forward<T>(l, a, ahat, ex);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (run > 0) best = std::min(best, s);  // run 0 warms up (plans, factors, caches)
-    }
-    return best;
+  using clock = std::chrono::steady_clock;
+  std::vector<T> in(tubes * p, T(1));
+  std::vector<D> out(tubes * l.template stored_slices<T>(p));
+  const tensor3_view<const T> a(in.data(), tubes, 1, p);
+  const tensor3_view<D> ahat(out.data(), tubes, 1, l.template stored_slices<T>(p));
+  const execution fftw{transform_path::fftw, threads}, gemm{transform_path::gemm, threads};
+  const auto seconds = [&](const execution& ex) {
+    const auto t0 = clock::now();
+    forward<T>(l, a, ahat, ex);
+    return std::chrono::duration<double>(clock::now() - t0).count();
   };
-  const bool fftw = fastest(transform_path::fftw) < fastest(transform_path::gemm);
-  choice.emplace(key, fftw);
-  return fftw;
+  seconds(fftw);
+  seconds(gemm);
+  double best_fftw = std::numeric_limits<double>::infinity(), best_gemm = best_fftw;
+  const auto start = clock::now();
+  for (int run = 0; run < 64; ++run) {
+    best_fftw = std::min(best_fftw, seconds(fftw));
+    best_gemm = std::min(best_gemm, seconds(gemm));
+    const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    if (run >= 4 && elapsed >= std::min(0.02, 50 * (best_fftw + best_gemm))) break;
+  }
+  const bool fftw_wins = best_fftw < best_gemm;
+  choice.emplace(key, fftw_wins);
+  return fftw_wins;
 }
 }  // namespace detail
 
-/// @brief The path `transform_path::automatic` takes for L's transform of T-tensors with length-p tubes on
-/// `threads` threads on this machine (measuring it on first use, see use_fftw): fftw or gemm (identity for the
-/// identity transform).
+/// @brief The path `transform_path::automatic` takes for L's transform of T-tensors with `tubes` (m·n) tubes of
+/// length p on `threads` threads on this machine (measuring it on first use, see use_fftw): fftw or gemm (identity
+/// for the identity transform).
 template <scalar T, transform_policy L>
-transform_path automatic_path(const L& l, std::size_t p, std::size_t threads) {
+transform_path automatic_path(const L& l, std::size_t p, std::size_t tubes, std::size_t threads) {
   if constexpr (L::algorithm == tube_algorithm::identity) return transform_path::automatic;
-  return use_fftw<T>(l, p, execution{transform_path::automatic, threads}) ? transform_path::fftw
-                                                                         : transform_path::gemm;
+  return use_fftw<T>(l, p, tubes, execution{transform_path::automatic, threads}) ? transform_path::fftw
+                                                                                : transform_path::gemm;
 }
 
 }  // namespace tprod::backend::cpu

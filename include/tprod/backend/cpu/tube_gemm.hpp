@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/core/detail/buffer.hpp"
 #include "tprod/core/detail/dense_matrix.hpp"
 #include "tprod/core/tensor3_view.hpp"
 
@@ -71,25 +72,25 @@ void apply_along_tubes(tensor3_view<const TIn> in, const dense_matrix<S>& Mt, te
   const bool in_place = static_cast<const void*>(in.data()) == static_cast<const void*>(out.data());
   if (rows == 0) return;
   parallel_ranges(std::size_t(rows), threads, block, [&](std::size_t begin, std::size_t end) {
-    [[maybe_unused]] dense_matrix<std::conditional_t<as_real, R, TIn>> buffer;  // the block, when in place
+    // The block, when in place, is copied into tprod's recycled memory: a matrix allocated and freed per call
+    // can make glibc shrink and regrow its heap on every call (see detail::buffer).
+    using B = std::conditional_t<as_real, R, TIn>;
+    tprod::detail::buffer<B> scratch(in_place ? std::min(block, end - begin) * std::size_t(p) : 0);
     for (std::size_t r0 = begin; r0 < end; r0 += block) {
       const auto r = Eigen::Index(r0), n = Eigen::Index(std::min(block, end - r0));
-      if constexpr (std::is_same_v<TIn, TOut> && std::is_same_v<S, TIn>) {
+      const auto rows_times_mt = [&](const auto* src, auto* dst) {  // generic: compiled only where called
         if (in_place) {
-          buffer = detail::rows_map(in.data(), r, n, p, rows);
-          detail::rows_map(out.data(), r, n, q, rows).noalias() = buffer * Mt;
-        } else {
-          detail::rows_map(out.data(), r, n, q, rows).noalias() = detail::rows_map(in.data(), r, n, p, rows) * Mt;
-        }
-      } else if constexpr (as_real) {
-        const auto* src = reinterpret_cast<const R*>(in.data());
-        auto* dst = reinterpret_cast<R*>(out.data());
-        if (in_place) {
-          buffer = detail::rows_map(src, r, n, p, rows);
-          detail::rows_map(dst, r, n, q, rows).noalias() = buffer * Mt;
+          Eigen::Map<dense_matrix<B>> copy(scratch.data(), n, p);
+          copy = detail::rows_map(src, r, n, p, rows);
+          detail::rows_map(dst, r, n, q, rows).noalias() = copy * Mt;
         } else {
           detail::rows_map(dst, r, n, q, rows).noalias() = detail::rows_map(src, r, n, p, rows) * Mt;
         }
+      };
+      if constexpr (std::is_same_v<TIn, TOut> && std::is_same_v<S, TIn>) {
+        rows_times_mt(in.data(), out.data());
+      } else if constexpr (as_real) {
+        rows_times_mt(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()));
       } else if constexpr (!is_complex_v<TIn> && is_complex_v<S> && is_complex_v<TOut>) {  // never in place
         // Real input, complex matrix: real and imaginary parts of the output are two real GEMMs.
         const auto x = detail::rows_map(in.data(), r, n, p, rows);
