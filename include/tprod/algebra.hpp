@@ -1,8 +1,8 @@
 #pragma once
 /// @file algebra.hpp
 /// @brief Umbrella of the algebra area: facewise and L-products, transpose, identity, inverse, norms,
-/// structure predicates, mode-n products, and the slice factorizations (L-SVD, L-QR, ranks, spectral and
-/// nuclear norms).
+/// structure predicates, mode-n products, and the slice factorizations (L-SVD and its truncations, L-QR, ranks,
+/// spectral and nuclear norms).
 #include "tprod/algebra/facewise.hpp"
 #include "tprod/algebra/identity.hpp"
 #include "tprod/algebra/inverse.hpp"
@@ -14,6 +14,7 @@
 #include "tprod/algebra/rank.hpp"
 #include "tprod/algebra/spectral_norms.hpp"
 #include "tprod/algebra/svd.hpp"
+#include "tprod/algebra/svd_truncation.hpp"
 #include "tprod/algebra/transpose.hpp"
 
 #include "tprod/algebra/extern_templates.hpp"  // declares nothing unless TPROD_EXTERN_TEMPLATES (tprod::instances)
