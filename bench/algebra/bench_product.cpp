@@ -80,7 +80,7 @@ void gemm_peak(benchmark::State& state, std::size_t threads) {
 }
 
 std::string cube(std::size_t s, std::size_t p) {
-  return "m" + std::to_string(s) + "_l" + std::to_string(s) + "_n" + std::to_string(s) + "_p" + std::to_string(p);
+  return std::string("m") + std::to_string(s) + "_l" + std::to_string(s) + "_n" + std::to_string(s) + "_p" + std::to_string(p);
 }
 
 const bool registered = [] {

@@ -49,7 +49,7 @@ void dct_full_gemm(benchmark::State& state, std::size_t m, std::size_t n, std::s
 }
 
 std::string shape(std::size_t m, std::size_t n, std::size_t p) {
-  return "m" + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
+  return std::string("m") + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
 }
 
 const bool registered = [] {
@@ -79,8 +79,12 @@ const bool registered = [] {
     // automatic beside both forced paths: the measured choice must not be more than 10% slower than the faster.
     const std::pair<const char*, transform_path> paths[] = {
         {"gemm", transform_path::gemm}, {"fftw", transform_path::fftw}, {"automatic", transform_path::automatic}};
-    for (const auto& [m, n] : {std::pair<std::size_t, std::size_t>{64, 64}, {40, 100}}) {
-      for (const auto& [name, path] : paths) {
+    for (const auto& shape_mn : {std::pair<std::size_t, std::size_t>{64, 64}, {40, 100}}) {
+      for (const auto& named_path : paths) {
+        // not bindings: the lambdas below capture them
+        const std::size_t m = shape_mn.first, n = shape_mn.second;
+        const char* name = named_path.first;
+        const transform_path path = named_path.second;
         if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
         const std::string at = std::string(name) + "/" + shape(m, n, p);
         benchmark::RegisterBenchmark(("transform/dct/" + at).c_str(), [=](benchmark::State& s) {

@@ -20,7 +20,7 @@ namespace tprod::factor_test {
 using cd = std::complex<double>;
 
 /// Tolerance for an error that grows with n accumulated roundings of T.
-template <class T> double tol(std::size_t n) { return 200.0 * double(epsilon_v<T>) * double(n); }
+template <class T> double factor_tol(std::size_t n) { return 200.0 * double(epsilon_v<T>) * double(n); }
 
 inline Eigen::MatrixXd random_matrix(std::size_t p, unsigned seed) {
   std::srand(seed);
@@ -39,7 +39,7 @@ inline Eigen::MatrixXcd complex_z(std::size_t p) {
 }
 
 /// Every kind of transform: dct, dft, identity, an orthogonal Z, a skewed Z and a complex Z.
-inline auto all_transforms(std::size_t p) {
+inline auto factorization_transforms(std::size_t p) {
   return std::make_tuple(dct{}, dft{}, identity_transform{}, matrix_transform<double>(orthogonal_z(p)),
                          matrix_transform<double>(skewed_z(p)), matrix_transform<cd>(complex_z(p)));
 }

@@ -22,7 +22,8 @@ TEST_CASE_TEMPLATE("L-product equals its definition L^-1(L(A) facewise L(B)) for
   for_each_transform(5, [](const auto& l) {
     for_each_tier([&](auto ea, auto eb, auto) {
       CAPTURE(l.name());
-      const auto a = random_for<T>(l, ea, 1), b = random_for<T>(l, eb, 2);
+      const auto a = random_for<T>(l, ea, 1);
+      const auto b = random_for<T>(l, eb, 2);
       const auto c = product(a, b, l);
       static_assert(std::is_same_v<typename std::decay_t<decltype(c)>::extents_type,
                                    detail::product_extents<decltype(ea), decltype(eb)>>);

@@ -23,9 +23,9 @@ void check_qr(std::size_t m, std::size_t n, std::size_t p, const L& l) {
     const std::size_t r = mode == factor_mode::full ? m : std::min(m, n);
     CHECK(f.q.shape() == shape_string(m, r, p));
     CHECK(f.r.shape() == shape_string(r, n, p));
-    CHECK(distance(product(f.q, f.r, l), a) <= tol<T>(m * n * p) * double(frobenius_norm(a)));
-    CHECK(orthogonality_error(f.q, l) <= tol<T>(m * r * p));
-    if (mode == factor_mode::full) CHECK(orthogonality_error(transpose(f.q, l), l) <= tol<T>(m * m * p));
+    CHECK(distance(product(f.q, f.r, l), a) <= factor_tol<T>(m * n * p) * double(frobenius_norm(a)));
+    CHECK(orthogonality_error(f.q, l) <= factor_tol<T>(m * r * p));
+    if (mode == factor_mode::full) CHECK(orthogonality_error(transpose(f.q, l), l) <= factor_tol<T>(m * m * p));
     for (std::size_t k = 0; k < f.r_hat.stored_slices(); ++k) {  // every R̂_k upper triangular, exactly
       const auto rk = f.r_hat.slice(k);
       for (Eigen::Index j = 0; j < rk.cols(); ++j)
@@ -69,6 +69,6 @@ TEST_CASE("qr: zero and empty tensors") {
   const tensor3<double> zero(3, 2, 3);
   const auto f = qr(zero, dct{});
   CHECK(frobenius_norm(product(f.q, f.r, dct{})) == 0.0);
-  CHECK(orthogonality_error(f.q, dct{}) <= tol<double>(20));
+  CHECK(orthogonality_error(f.q, dct{}) <= factor_tol<double>(20));
   CHECK_THROWS_WITH_AS(qr(tensor3<double>(3, 0, 2), dct{}), doctest::Contains("3x0x2"), shape_error);
 }

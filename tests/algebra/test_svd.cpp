@@ -43,7 +43,7 @@ void check_svd(std::size_t m, std::size_t n, std::size_t p, const L& l) {
   CAPTURE(L::name());
   CAPTURE(shape_string(m, n, p));
   const auto a = random_tensor3<S>(m, n, p, 17);
-  const double eps = tol<T>(m * n * p) * double(frobenius_norm(a));
+  const double eps = factor_tol<T>(m * n * p) * double(frobenius_norm(a));
   for (factor_mode mode : {factor_mode::economy, factor_mode::full}) {
     const auto r = svd(a, l, mode);
     static_assert(std::same_as<value_type_of<decltype(r.u)>, S>, "U has the input's (promoted) scalar");
@@ -54,11 +54,11 @@ void check_svd(std::size_t m, std::size_t n, std::size_t p, const L& l) {
     CHECK(r.v.shape() == shape_string(n, full ? n : k, p));
     CHECK(r.tubes() == k);
     CHECK(distance(reconstruct(r.u, r.s, r.v, l), a) <= eps);
-    CHECK(orthogonality_error(r.u, l) <= tol<T>(m * m * p));
-    CHECK(orthogonality_error(r.v, l) <= tol<T>(n * n * p));
+    CHECK(orthogonality_error(r.u, l) <= factor_tol<T>(m * m * p));
+    CHECK(orthogonality_error(r.v, l) <= factor_tol<T>(n * n * p));
     if (full) {  // square factors: also U *_L Uᵀ = I and V *_L Vᵀ = I
-      CHECK(orthogonality_error(transpose(r.u, l), l) <= tol<T>(m * m * p));
-      CHECK(orthogonality_error(transpose(r.v, l), l) <= tol<T>(n * n * p));
+      CHECK(orthogonality_error(transpose(r.u, l), l) <= factor_tol<T>(m * m * p));
+      CHECK(orthogonality_error(transpose(r.v, l), l) <= factor_tol<T>(n * n * p));
     }
     CHECK(is_f_diagonal(r.s_hat));
     CHECK(is_f_diagonal(r.s));
@@ -108,7 +108,7 @@ void check_truncation(std::size_t p, const L& l) {
   const auto ahat = transform(a, l);
   const auto full = svd(ahat);
   const double c = *l.norm_scale(p), norm2 = std::pow(double(frobenius_norm(a)), 2);
-  CHECK(std::abs(c * tail_energy(full, ahat, 0) - norm2) <= tol<T>(m * n * p) * norm2);
+  CHECK(std::abs(c * tail_energy(full, ahat, 0) - norm2) <= factor_tol<T>(m * n * p) * norm2);
   for (std::size_t k = 1; k <= n; ++k) {
     CAPTURE(k);
     const auto r = truncated_svd(a, l, k);
@@ -117,8 +117,8 @@ void check_truncation(std::size_t p, const L& l) {
     CHECK(r.v.shape() == shape_string(n, k, p));
     CHECK(r.kept == std::vector<std::size_t>(p, k));
     const double err2 = std::pow(distance(reconstruct(r.u, r.s, r.v, l), a), 2);
-    CHECK(std::abs(err2 - c * tail_energy(full, ahat, k)) <= tol<T>(m * n * p) * norm2);
-    CHECK(orthogonality_error(r.u, l) <= tol<T>(m * k * p));
+    CHECK(std::abs(err2 - c * tail_energy(full, ahat, k)) <= factor_tol<T>(m * n * p) * norm2);
+    CHECK(orthogonality_error(r.u, l) <= factor_tol<T>(m * k * p));
   }
 }
 
@@ -225,18 +225,18 @@ TEST_CASE("svd: real input under the DFT has real factors, including the self-co
     CHECK(r.u_hat.slice(k).imag().cwiseAbs().maxCoeff() == 0.0f);
     CHECK(r.v_hat.slice(k).imag().cwiseAbs().maxCoeff() == 0.0f);
   }
-  CHECK(distance(reconstruct(r.u, r.s, r.v, dft{}), a) <= tol<float>(72) * double(frobenius_norm(a)));
+  CHECK(distance(reconstruct(r.u, r.s, r.v, dft{}), a) <= factor_tol<float>(72) * double(frobenius_norm(a)));
 }
 
 TEST_CASE("svd: zero, rank-deficient and empty tensors") {
-  for_each(all_transforms(5), [&](const auto& l) {
+  for_each(factorization_transforms(5), [&](const auto& l) {
     CAPTURE(std::decay_t<decltype(l)>::name());
     using S = scalar_under<double, std::decay_t<decltype(l)>>;
     const tensor3<S> z(4, 3, 5);
     const auto r = svd(z, l);
     CHECK(r.sigma.cwiseAbs().maxCoeff() == 0.0);
     CHECK(frobenius_norm(reconstruct(r.u, r.s, r.v, l)) == 0.0);
-    CHECK(orthogonality_error(r.u, l) <= tol<double>(60));
+    CHECK(orthogonality_error(r.u, l) <= factor_tol<double>(60));
     CHECK(energy_truncated_svd(z, l, 0.9).kept == std::vector<std::size_t>(5, 0));
   });
   // Rank one in every slice: all but the first singular values vanish and A_1 = A.
@@ -258,7 +258,7 @@ TEST_CASE("svd: zero, rank-deficient and empty tensors") {
 
 TEST_CASE_TEMPLATE("ranks: a product of 15x10xp and 10x15xp random tensors has tubal rank 10", T, float, double) {
   for (std::size_t p : {4u, 5u}) {
-    for_each(all_transforms(p), [&](const auto& l) {
+    for_each(factorization_transforms(p), [&](const auto& l) {
       using S = scalar_under<T, std::decay_t<decltype(l)>>;
       CAPTURE(std::decay_t<decltype(l)>::name());
       const auto a = product(random_tensor3<S>(15, 10, p, 1), random_tensor3<S>(10, 15, p, 2), l);

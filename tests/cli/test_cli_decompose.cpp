@@ -159,11 +159,11 @@ io::npy_array low_rank_array(npy_dtype dtype, const shape_t& shape, std::size_t 
 }
 
 /// How close an exact decomposition comes: float32 outputs carry their rounding.
-double tol_for(npy_dtype d) { return d == npy_dtype::float64 ? 1e-12 : 1e-6; }
+double decomposition_tol(npy_dtype d) { return d == npy_dtype::float64 ? 1e-12 : 1e-6; }
 
 /// The printed error agrees with the one measured here to 1e-6 relative, or both are below the precision's noise.
 void check_same_error(double printed, double measured, npy_dtype d) {
-  CHECK(std::abs(printed - measured) <= 1e-6 * measured + tol_for(d));
+  CHECK(std::abs(printed - measured) <= 1e-6 * measured + decomposition_tol(d));
 }
 
 }  // namespace
@@ -226,7 +226,7 @@ TEST_CASE("cli: tucker by ranks and by tolerance, every method, orders 2 to 4, f
         CHECK(io::read_npy(dir / "F_core.npy").dtype() == dtype);
         CHECK(io::read_npy(dir / "F_factor0.npy").dtype() == dtype);
         const double err_full = rel_diff(tucker_reconstruction(dir, "F", shape), x);
-        CHECK(err_full <= tol_for(dtype));
+        CHECK(err_full <= decomposition_tol(dtype));
         check_same_error(f.relative_error, err_full, dtype);
         // Rank 1 everywhere: an approximation whose printed error is the measured one.
         const auto one = run(dir, {"tucker", "X.npy", "-o", "R", "--method", method, "--ranks",
@@ -299,7 +299,7 @@ TEST_CASE("cli: tt recovers a TT of ranks (1, 2, 3, 1), honours --eps and --max-
         REQUIRE(r.status == 0);
         s = parse_summary(r.out);
         const double measured = rel_diff(tt_reconstruction(dir, "Y", shape, ranks), y);
-        CHECK(measured <= eps + tol_for(dtype));
+        CHECK(measured <= eps + decomposition_tol(dtype));
         CHECK(s.ranks == ranks);
         check_same_error(s.relative_error, measured, dtype);
         CHECK(io::read_npy(dir / "Y_core0.npy").dtype() == dtype);

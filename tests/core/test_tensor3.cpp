@@ -48,9 +48,10 @@ TEST_CASE("extents tiers, conversions and shape errors") {
 TEST_CASE("shapes beyond what an index holds are refused; byte counts that overflow are not allocated") {
   constexpr std::size_t huge = std::numeric_limits<std::size_t>::max(), two32 = std::size_t(1) << 32;
   // Each of these wrapped around to a small element count, or kept an extent no loop should run to.
-  for (const auto& [m, n, p] : {std::array<std::size_t, 3>{0, 1, huge}, {0, huge, huge}, {huge, huge, 0},
+  for (const auto& shape : {std::array<std::size_t, 3>{0, 1, huge}, {0, huge, huge}, {huge, huge, 0},
                                 {two32, two32, 1}, {std::size_t(1) << 21, std::size_t(1) << 21, std::size_t(1) << 22},
                                 {0, two32, two32}, {two32, 0, two32}}) {
+    const std::size_t m = shape[0], n = shape[1], p = shape[2];  // not bindings: CAPTURE's lambda needs variables
     CAPTURE(shape_string(m, n, p));
     CHECK_THROWS_WITH_AS(dextents3(m, n, p), doctest::Contains("is too large"), shape_error);
     CHECK(!shape_limit_problem(m, n, p).empty());

@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "index_code.hpp"
 #include "scratch_dir.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/io.hpp"
 
 using namespace tprod;
 using namespace tprod::io;
+using tprod::test::index_code;
 using tprod::test::message_of;
 using tprod::test::scratch_dir;
 
@@ -47,8 +49,6 @@ std::string dict(const std::string& descr, bool fortran, const std::string& shap
          ", }";
 }
 
-/// Value encoding the index, so that any permutation mistake shows.
-double code(std::size_t i, std::size_t j, std::size_t k) { return double(100 * i + 10 * j + k); }
 
 }  // namespace
 
@@ -56,26 +56,26 @@ TEST_CASE("npy: a C-ordered (2, 3, 4) float64 file is read as A(i, j, k) = arr[i
   std::vector<double> c_order;
   for (std::size_t i = 0; i < 2; ++i)
     for (std::size_t j = 0; j < 3; ++j)
-      for (std::size_t k = 0; k < 4; ++k) c_order.push_back(code(i, j, k));
+      for (std::size_t k = 0; k < 4; ++k) c_order.push_back(index_code(i, j, k));
   const npy_array a = parse_npy(npy_bytes(dict("<f8", false, "(2, 3, 4)"), raw(c_order)));
   CHECK(a.dtype() == npy_dtype::float64);
   CHECK(a.shape == std::vector<std::size_t>{2, 3, 4});
   const auto t = to_tensor3<double>(a);
   for (std::size_t i = 0; i < 2; ++i)
     for (std::size_t j = 0; j < 3; ++j)
-      for (std::size_t k = 0; k < 4; ++k) CHECK(t(i, j, k) == code(i, j, k));
+      for (std::size_t k = 0; k < 4; ++k) CHECK(t(i, j, k) == index_code(i, j, k));
 }
 
 TEST_CASE("npy: a Fortran-ordered file is read without reordering") {
   std::vector<float> f_order;
   for (std::size_t k = 0; k < 4; ++k)
     for (std::size_t j = 0; j < 3; ++j)
-      for (std::size_t i = 0; i < 2; ++i) f_order.push_back(float(code(i, j, k)));
+      for (std::size_t i = 0; i < 2; ++i) f_order.push_back(float(index_code(i, j, k)));
   const auto t = to_tensor3<float>(parse_npy(npy_bytes(dict("<f4", true, "(2, 3, 4)"), raw(f_order))));
   CHECK(t.shape() == "2x3x4");
   for (std::size_t i = 0; i < 2; ++i)
     for (std::size_t j = 0; j < 3; ++j)
-      for (std::size_t k = 0; k < 4; ++k) CHECK(t(i, j, k) == float(code(i, j, k)));
+      for (std::size_t k = 0; k < 4; ++k) CHECK(t(i, j, k) == float(index_code(i, j, k)));
 }
 
 TEST_CASE("npy: order-4 C-ordered arrays are permuted to Fortran order") {

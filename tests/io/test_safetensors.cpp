@@ -8,25 +8,25 @@
 #include <string>
 #include <vector>
 
+#include "index_code.hpp"
 #include "scratch_dir.hpp"
 #include "tprod/io/safetensors.hpp"
 
 using namespace tprod;
 using namespace tprod::io;
 using tprod::test::file_bytes;
+using tprod::test::index_code;
 using tprod::test::message_of;
 using tprod::test::scratch_dir;
 
 namespace {
-
-double code(std::size_t i, std::size_t j, std::size_t k) { return double(100 * i + 10 * j + k); }
 
 template <class T>
 tensor3<T> coded(std::size_t m, std::size_t n, std::size_t p) {
   tensor3<T> t(m, n, p);
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t k = 0; k < p; ++k) t(i, j, k) = T(code(i, j, k));
+      for (std::size_t k = 0; k < p; ++k) t(i, j, k) = T(index_code(i, j, k));
   return t;
 }
 
@@ -74,7 +74,7 @@ TEST_CASE("safetensors: tensor3s and plain arrays of several dtypes round-trip w
   CHECK(in.entry("lr").shape.empty());
   CHECK(in.values<double>("lr") == scalar);
   // C order of [m, n, p]: the element after (0, 0, 0) is (0, 0, 1).
-  CHECK(in.values<float>("enc.0.attn.wq")[1] == float(code(0, 0, 1)));
+  CHECK(in.values<float>("enc.0.attn.wq")[1] == float(index_code(0, 0, 1)));
   // Doubles come first (alignment), and the header keeps the data 8-byte aligned.
   CHECK(in.names().front() == "enc.0.ffn.b");
   const std::string raw = file_bytes(dir / "model.safetensors");

@@ -239,7 +239,9 @@ TEST_CASE("compress_attention on a stack changes the chosen layers' W_QKV and W_
   REQUIRE(results.size() == 1);
   CHECK(results[0].layer == 1);
   const auto after = parameters_of(model);
-  for (const auto& [name, value] : before) {
+  for (const auto& entry : before) {
+    const std::string& name = entry.first;  // not a binding: CAPTURE's lambda needs a variable
+    const auto& value = entry.second;
     CAPTURE(name);
     const bool chosen_matrix = name == "encoder.1.attn.w_qkv" || name == "encoder.1.attn.w_o";
     CHECK((max_diff(after.at(name), value) == 0) != chosen_matrix);

@@ -104,7 +104,11 @@ TEST_CASE("TSA head gradients: input, key and value cores, α (finite difference
     bool smooth;
     std::vector<std::size_t> lengths;
   };
-  for (const auto& [order, smooth, lengths] : {setup{0, false, {}}, setup{3, true, {3, 5}}, setup{2, false, {5, 4}}}) {
+  for (const setup& s : {setup{0, false, {}}, setup{3, true, {3, 5}}, setup{2, false, {5, 4}}}) {
+    // not bindings: lambdas below capture them
+    const std::size_t order = s.order;
+    const bool smooth = s.smooth;
+    const std::vector<std::size_t>& lengths = s.lengths;
     CAPTURE(order);
     auto prm = nn::make_tsa_head_params<double>({2, 2, 2}, {2, 2, 2}, 2, order, 61);
     for (std::size_t k = 0; k < prm.alpha.size(); ++k) prm.alpha.data()[k] = 0.6 - 0.35 * double(k);

@@ -51,7 +51,10 @@ namespace detail {
 inline std::string shape_text(const nd_shape& shape) {
   if (shape.empty()) return "(scalar)";
   std::string s;
-  for (std::size_t n = 0; n < shape.size(); ++n) s += (n ? "x" : "") + std::to_string(shape[n]);
+  for (std::size_t n = 0; n < shape.size(); ++n) {
+    if (n) s += 'x';
+    s += std::to_string(shape[n]);
+  }
   return s;
 }
 
