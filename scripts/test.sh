@@ -3,7 +3,7 @@
 # runs the whole test suite; exits non-zero if anything fails to build, any test fails, or no test ran.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# The test programs compile as unity builds (half their CPU time, docs/building.md). CI, a fresh 2-core machine
+# The test programs compile as unity builds (27% less CPU time, docs/building.md). CI, a fresh 2-core machine
 # with 20 minutes, also compiles tprod::instances at -O1 (a third less time; the tests run tiny problems).
 instances_optimization=-O2
 if [[ "${CI:-}" == true ]]; then

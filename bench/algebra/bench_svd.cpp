@@ -4,6 +4,7 @@
 // on every thread (the limits through a plain OpenMP loop over the slices); the /t1 cases on one.
 #include <benchmark/benchmark.h>
 
+#include "bench_names.hpp"
 #include "bench_threads.hpp"
 
 #include <Eigen/QR>
@@ -73,8 +74,7 @@ const bool registered = [] {
   // 256×256×16 and 64×64×64 are the reported cases; 16×16×8 is the CI smoke run.
   for (const shape s : {shape{256, 256, 16}, shape{64, 64, 64}, shape{16, 16, 8}})
     for (const std::size_t threads : {0, 1}) {
-      const std::string sh = std::string("m") + std::to_string(s.m) + "_n" + std::to_string(s.n) + "_p" + std::to_string(s.p) +
-                             (threads == 1 ? "/t1" : "");
+      const std::string sh = bench::shape_name(s.m, s.n, s.p) + (threads == 1 ? "/t1" : "");
       benchmark::RegisterBenchmark(("lsvd/dct/" + sh).c_str(), [=](benchmark::State& st) {
         lfactor(st, s.m, s.n, s.p, threads, [](const auto& a) { return tprod::svd(a, tprod::dct{}); });
       })->Unit(benchmark::kMillisecond)->UseRealTime();

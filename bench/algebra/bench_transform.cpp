@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "bench_names.hpp"
 #include "tprod/tprod.hpp"
 
 namespace {
@@ -48,10 +49,6 @@ void dct_full_gemm(benchmark::State& state, std::size_t m, std::size_t n, std::s
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
 }
 
-std::string shape(std::size_t m, std::size_t n, std::size_t p) {
-  return std::string("m") + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
-}
-
 const bool registered = [] {
   using tprod::transform_path;
   // The target case: automatic path, beside the copy of the same tensor.
@@ -75,7 +72,7 @@ const bool registered = [] {
   // Every transform on both paths; 64×64 slices so that p = 256 stays a 4 MiB tensor, and 40×100 slices beside
   // them: FFTW's strided batches are much slower when the tube stride m·n is a multiple of a large power of two.
   for (std::size_t p : {4, 16, 64, 256}) {
-    const std::string sh = shape(64, 64, p);
+    const std::string sh = bench::shape_name(64, 64, p);
     // automatic beside both forced paths: the measured choice must not be more than 10% slower than the faster.
     const std::pair<const char*, transform_path> paths[] = {
         {"gemm", transform_path::gemm}, {"fftw", transform_path::fftw}, {"automatic", transform_path::automatic}};
@@ -86,7 +83,7 @@ const bool registered = [] {
         const char* name = named_path.first;
         const transform_path path = named_path.second;
         if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
-        const std::string at = std::string(name) + "/" + shape(m, n, p);
+        const std::string at = std::string(name) + "/" + bench::shape_name(m, n, p);
         benchmark::RegisterBenchmark(("transform/dct/" + at).c_str(), [=](benchmark::State& s) {
           run_transform(s, tprod::dct{}, m, n, p, tprod::execution{path});
         })->UseRealTime();

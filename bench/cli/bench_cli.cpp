@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "bench_names.hpp"
 #include "tprod/algebra/extern_templates.hpp"  // measured as users get them: compiled in tprod::instances
 #include "tprod/algebra/product.hpp"
 #include "tprod/core/random.hpp"
@@ -93,7 +94,7 @@ void cli_product(benchmark::State& state, std::size_t s, std::size_t p) {
 
 template <class T>
 void register_all(const std::string& type, std::size_t s, std::size_t p) {
-  const std::string sh = std::string("m") + std::to_string(s) + "_n" + std::to_string(s) + "_p" + std::to_string(p) + "_" + type;
+  const std::string sh = bench::shape_name(s, s, p) + "_" + type;
   benchmark::RegisterBenchmark(("library_product/dct/" + sh).c_str(),
                                [=](benchmark::State& st) { library_product<T>(st, s, p); })
       ->Unit(benchmark::kMillisecond);

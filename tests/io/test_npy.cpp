@@ -49,7 +49,6 @@ std::string dict(const std::string& descr, bool fortran, const std::string& shap
          ", }";
 }
 
-
 }  // namespace
 
 TEST_CASE("npy: a C-ordered (2, 3, 4) float64 file is read as A(i, j, k) = arr[i, j, k]") {
