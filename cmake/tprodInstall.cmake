@@ -12,10 +12,16 @@ endif()
 if(TARGET tprod_instances)
   install(TARGETS tprod_instances EXPORT tprodTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+if(TARGET tprod_cuda)
+  install(TARGETS tprod_cuda EXPORT tprodTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  set(TPROD_INSTALLED_CUDA ON)
+else()
+  set(TPROD_INSTALLED_CUDA OFF)
+endif()
 install(EXPORT tprodTargets NAMESPACE tprod:: DESTINATION ${TPROD_INSTALL_CMAKEDIR})
 
-# Header-only, the package fits any architecture; with the compiled instances it does not.
-if(TARGET tprod_instances)
+# Header-only, the package fits any architecture; with the compiled instances or the CUDA library it does not.
+if(TARGET tprod_instances OR TARGET tprod_cuda)
   set(tprod_arch_independent "")
 else()
   set(tprod_arch_independent ARCH_INDEPENDENT)

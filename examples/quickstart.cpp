@@ -1,7 +1,11 @@
 // quickstart: the L-product of the same tensors under the DCT, the DFT and a user-supplied Z; the identity,
 // associativity and transpose residuals of each; and the time of one 256×256×256, p = 16 product beside the
-// time of its 16 plain GEMMs.
+// time of its 16 plain GEMMs; and, when tprod was built with its CUDA backend and a GPU is present, the same
+// product on the GPU, checked against the CPU's (it says so when there is no GPU).
 #include <tprod/tprod.hpp>
+#if defined(TPROD_HAS_CUDA)
+#include <tprod/cuda.hpp>
+#endif
 
 #include <chrono>
 #include <cstdio>
@@ -37,6 +41,30 @@ double best_ms(F&& f, int repeats = 5) {
   return best;
 }
 
+/// The same L-product on the GPU, checked against the CPU's result, and its time (device work, waited for).
+void on_the_gpu(const tprod::tensor3<float>& a, const tprod::tensor3<float>& b, const tprod::tensor3<float>& c) {
+#if defined(TPROD_HAS_CUDA)
+  const int devices = tprod::cuda::device_count();
+  if (devices == 0) {
+    std::printf("GPU: tprod was built with CUDA, but no CUDA device is present here: the products ran on the CPU only\n");
+    return;
+  }
+  const auto da = tprod::to_device(a), db = tprod::to_device(b);
+  tprod::device_tensor3<float> dc = tprod::product(da, db, tprod::dct{});  // the same call, on device tensors
+  const double difference = tprod::frobenius_norm(tprod::to_host(dc) - c) / tprod::frobenius_norm(c);
+  const double ms = best_ms([&] {
+    dc = tprod::product(da, db, tprod::dct{});
+    tprod::cuda::synchronize();
+  });
+  const double gflop = 2.0 * double(a.m() * a.n() * b.n() * a.p()) * 1e-9;
+  std::printf("GPU (%d device%s): the same L-product %.3f ms (%.0f GFLOP/s), relative difference to the CPU's %.1e\n",
+              devices, devices == 1 ? "" : "s", ms, gflop / ms * 1e3, difference);
+#else
+  (void)a, (void)b, (void)c;
+  std::printf("GPU: this build has no CUDA backend (configure with -DTPROD_ENABLE_CUDA=ON where nvcc is installed)\n");
+#endif
+}
+
 }  // namespace
 
 int main() {
@@ -61,5 +89,6 @@ int main() {
   std::printf("\nfloat 256x256x256, p=16 under the DCT: L-product %.2f ms (%.1f GFLOP/s); its 16 GEMMs %.2f ms "
               "(%.1f GFLOP/s); ratio %.2f\n",
               t_product, gflop / t_product * 1e3, t_gemms, gflop / t_gemms * 1e3, t_gemms / t_product);
+  on_the_gpu(a, b, tprod::product(a, b, tprod::dct{}));
   return 0;
 }

@@ -9,6 +9,24 @@ build_dir=${TPROD_BUILD_DIR:-build}
 build_type=${TPROD_BUILD_TYPE:-Release}
 jobs=${TPROD_JOBS:-2}
 
+# The CUDA backend is built whenever nvcc is found (CUDACXX, the PATH, or /usr/local/cuda/bin/nvcc), GPU or not:
+# the device code then compiles in every build, and its tests report "skipped" on a machine without a GPU.
+# TPROD_ENABLE_CUDA=OFF in the environment builds the CPU part only.
+cuda_options=()
+nvcc=${CUDACXX:-$(command -v nvcc || true)}
+if [[ -z "$nvcc" && -x /usr/local/cuda/bin/nvcc ]]; then
+  nvcc=/usr/local/cuda/bin/nvcc
+fi
+if [[ "${TPROD_ENABLE_CUDA:-ON}" == OFF ]]; then
+  echo "tprod: TPROD_ENABLE_CUDA=OFF: building the CPU part only"
+elif [[ -n "$nvcc" ]]; then
+  echo "tprod: CUDA backend on ($nvcc)"
+  cuda_options=(-DTPROD_ENABLE_CUDA=ON "-DCMAKE_CUDA_COMPILER=$nvcc")
+else
+  echo "tprod: no nvcc found (CUDACXX, PATH, /usr/local/cuda/bin): building the CPU part only"
+  cuda_options=(-DTPROD_ENABLE_CUDA=OFF)
+fi
+
 # tprod_configure [cmake -D options...]: installs the missing Debian packages, then configures $build_dir.
 tprod_configure() {
   "$repo_root/scripts/install-deps.sh"
@@ -17,5 +35,5 @@ tprod_configure() {
     "${CXX:-c++}" --version | head -n 1
     echo "cores: $(nproc)"
   fi
-  cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "$@"
+  cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "${cuda_options[@]}" "$@"
 }

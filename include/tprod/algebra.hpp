@@ -17,4 +17,5 @@
 #include "tprod/algebra/svd_truncation.hpp"
 #include "tprod/algebra/transpose.hpp"
 
+#include "tprod/backend/cpu/contract.hpp"  // the CPU backend checked against the kernel contract
 #include "tprod/algebra/extern_templates.hpp"  // declares nothing unless TPROD_EXTERN_TEMPLATES (tprod::instances)

@@ -6,7 +6,7 @@
 /// `Ahat * Bhat` on transformed tensors is the L-product kept in the transform domain.
 #include <string>
 
-#include "tprod/backend/cpu/facewise.hpp"
+#include "tprod/backend/cpu/facewise.hpp"  // the host backend's task; the device's comes with tprod/cuda.hpp
 #include "tprod/core/execution.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
@@ -41,33 +41,49 @@ inline void check_product_shapes(const char* what, std::size_t am, std::size_t a
 
 }  // namespace detail
 
-/// @brief Original-domain facewise product C(:, :, k) = A(:, :, k)·B(:, :, k) (the L-product under the identity).
+/// @brief Original-domain facewise product C(:, :, k) = A(:, :, k)·B(:, :, k) (the L-product under the identity),
+/// in the operands' memory space, run as `ex` says.
 /// @throws shape_error unless A is m×l×p and B is l×n×p.
-template <host_tensor3 A, host_tensor3 B>
+template <any_tensor3 A, any_tensor3 B>
   requires std::same_as<value_type_of<A>, value_type_of<B>>
-auto facewise(const A& a, const B& b) {
+auto facewise(const detail::execution_of<space_of<A>>& ex, const A& a, const B& b) {
   using E1 = extents_of<A>;
   using E2 = extents_of<B>;
+  using S = space_of<A>;
+  detail::static_check_same_space<S, space_of<B>>();
   detail::static_check_product<E1, E2>();
-  const auto av = cview(a);
-  const auto bv = cview(b);
-  detail::check_product_shapes("facewise", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
-  tensor3<value_type_of<A>, detail::product_extents<E1, E2>> c(av.m(), bv.n(), av.p(), uninitialized);
-  backend::cpu::facewise<value_type_of<A>>(av, bv, c.view(), default_execution().thread_count());
-  return c;
+  if constexpr (std::same_as<S, space_of<B>>) {  // else only the sentence above
+    const detail::execution_scope_of<S> scope(ex);
+    const auto av = cview(a);
+    const auto bv = cview(b);
+    detail::check_product_shapes("facewise", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
+    tensor3<value_type_of<A>, detail::product_extents<E1, E2>, S> c(av.m(), bv.n(), av.p(), uninitialized);
+    using T = value_type_of<A>;
+    facewise(detail::system_of<S>(ex), tensor3_view<const T, dextents3, S>(av),
+             tensor3_view<const T, dextents3, S>(bv), c.dynamic_view());
+    return c;
+  }
+}
+
+/// @brief facewise(ex, a, b) on the calling thread's default execution.
+template <any_tensor3 A, any_tensor3 B>
+  requires std::same_as<value_type_of<A>, value_type_of<B>>
+auto facewise(const A& a, const B& b) {
+  return facewise(detail::default_execution_of<space_of<A>>(), a, b);
 }
 
 /// @brief Transform-domain L-product: (Â·B̂)(:, :, k) = Â(:, :, k)·B̂(:, :, k); stays in the transform domain.
 /// @throws shape_error on mismatched shapes or different transforms (matrix_transforms with different Z).
-template <scalar T, transform_policy L, extents3_type E1, extents3_type E2>
-auto operator*(const transformed<T, L, E1>& a, const transformed<T, L, E2>& b) {
+template <scalar T, transform_policy L, extents3_type E1, extents3_type E2, memory_space S1, memory_space S2>
+auto operator*(const transformed<T, L, E1, S1>& a, const transformed<T, L, E2, S2>& b) {
+  detail::static_check_same_space<S1, S2>();
   detail::static_check_product<E1, E2>();
   detail::check_product_shapes("L-product", a.m(), a.n(), a.p(), b.m(), b.n(), b.p());
   a.check_same_transform(b, "*");
   using E = detail::product_extents<E1, E2>;
-  transformed<T, L, E> c(E(a.m(), b.n(), a.p()), a.transform(), uninitialized);
-  using D = typename L::template domain_scalar<T>;
-  backend::cpu::facewise<D>(a.data().view(), b.data().view(), c.data().view(), default_execution().thread_count());
+  transformed<T, L, E, S1> c(E(a.m(), b.n(), a.p()), a.transform(), uninitialized);
+  facewise(detail::system_of<S1>(detail::default_execution_of<S1>()), a.data().dynamic_view(),
+           b.data().dynamic_view(), c.data().dynamic_view());
   return c;
 }
 

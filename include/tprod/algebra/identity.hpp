@@ -9,20 +9,21 @@
 
 namespace tprod {
 
-/// @brief The transform-domain identity: every stored slice is I_m.
-template <scalar T, transform_policy L>
+/// @brief The transform-domain identity in memory space S (host by default): every stored slice is I_m.
+template <scalar T, memory_space S = host_space, transform_policy L>
 auto identity_transformed(std::size_t m, std::size_t p, const L& policy) {
   using Tp = typename L::template original_scalar<T>;
-  transformed<Tp, L> id(dextents3(m, m, p), policy);
-  for (std::size_t k = 0; k < id.stored_slices(); ++k) id.slice(k).setIdentity();
+  transformed<Tp, L, dextents3, S> id(dextents3(m, m, p), policy, uninitialized);
+  identity_slices(detail::system_of<S>(detail::default_execution_of<S>()), id.data().dynamic_view());
   return id;
 }
 
-/// @brief The m×m×p L-identity in the original domain, L⁻¹(stack of I_m).
+/// @brief The m×m×p L-identity in the original domain, L⁻¹(stack of I_m), in memory space S (host by default):
+/// `identity<float>(m, p, dct{})`, `identity<float, tprod::device_space>(m, p, dct{})`.
 /// @throws shape_error if L cannot act on p tubes.
-template <scalar T, transform_policy L>
+template <scalar T, memory_space S = host_space, transform_policy L>
 auto identity(std::size_t m, std::size_t p, const L& policy) {
-  return inverse_transform(identity_transformed<T>(m, p, policy));
+  return inverse_transform(identity_transformed<T, S>(m, p, policy));
 }
 
 }  // namespace tprod

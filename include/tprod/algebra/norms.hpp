@@ -7,50 +7,57 @@
 /// multiple of a unitary matrix, ‖A‖²_F = c·‖Â‖²_F with c = L.norm_scale(p) (1 for dct, 1/p for dft).
 #include <cmath>
 
+#include "tprod/backend/cpu/elementwise.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
 
 namespace tprod {
 
-/// @brief ‖A‖_F.
-template <host_tensor3 A>
+/// @brief ‖A‖_F, in A's memory space.
+template <any_tensor3 A>
 real_t<value_type_of<A>> frobenius_norm(const A& a) {
-  const auto v = cview(a);
-  return Eigen::Map<const Eigen::Matrix<value_type_of<A>, Eigen::Dynamic, 1>>(v.data(), Eigen::Index(v.size()))
-      .norm();
+  using S = space_of<A>;
+  using T = value_type_of<A>;
+  return frobenius_norm(detail::system_of<S>(detail::default_execution_of<S>()),
+                        tensor3_view<const T, dextents3, S>(cview(a)));
 }
 
 /// @brief ⟨A, B⟩ = Σ conj(a_ijk)·b_ijk. @throws shape_error when the shapes differ.
-template <host_tensor3 A, host_tensor3 B>
+template <any_tensor3 A, any_tensor3 B>
   requires std::same_as<value_type_of<A>, value_type_of<B>>
 value_type_of<A> inner(const A& a, const B& b) {
+  using S = space_of<A>;
   using T = value_type_of<A>;
-  using vec = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+  detail::static_check_same_space<S, space_of<B>>();
   const auto av = cview(a);
   const auto bv = cview(b);
   TPROD_EXPECTS(av.extents() == bv.extents(), "inner: shapes " + av.shape() + " and " + bv.shape() + " differ");
-  return vec(av.data(), Eigen::Index(av.size())).dot(vec(bv.data(), Eigen::Index(bv.size())));
+  return dot(detail::system_of<S>(detail::default_execution_of<S>()), tensor3_view<const T, dextents3, S>(av),
+             tensor3_view<const T, dextents3, S>(bv));
 }
 
 /// @brief ‖Â‖_F over all p transform-domain slices: √(Σ_k w_k‖Â(:, :, k)‖²_F).
-template <scalar T, transform_policy L, extents3_type E>
-real_t<T> frobenius_norm(const transformed<T, L, E>& ahat) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+real_t<T> frobenius_norm(const transformed<T, L, E, S>& ahat) {
+  const std::vector<double> squares =
+      slice_squared_norms(detail::system_of<S>(detail::default_execution_of<S>()), ahat.data().dynamic_view());
   double sum = 0;
-  for (std::size_t k = 0; k < ahat.stored_slices(); ++k) sum += ahat.slice_weight(k) * ahat.slice(k).squaredNorm();
+  for (std::size_t k = 0; k < squares.size(); ++k) sum += ahat.slice_weight(k) * squares[k];
   return real_t<T>(std::sqrt(sum));
 }
 
 /// @brief ⟨Â, B̂⟩ = Σ_k w_k⟨Â(:, :, k), B̂(:, :, k)⟩ over all p slices (real for real data under the DFT,
 /// where a weighted pair k, p−k contributes 2·Re).
-template <scalar T, transform_policy L, extents3_type E1, extents3_type E2>
-auto inner(const transformed<T, L, E1>& a, const transformed<T, L, E2>& b) {
+template <scalar T, transform_policy L, extents3_type E1, extents3_type E2, memory_space S>
+auto inner(const transformed<T, L, E1, S>& a, const transformed<T, L, E2, S>& b) {
   a.check_same(b, "inner");
   using D = typename L::template domain_scalar<T>;
+  const std::vector<D> dots =
+      slice_dots(detail::system_of<S>(detail::default_execution_of<S>()), a.data().dynamic_view(), b.data().dynamic_view());
   D sum{};
-  for (std::size_t k = 0; k < a.stored_slices(); ++k) {
-    const D s = (a.slice(k).array().conjugate() * b.slice(k).array()).sum();
+  for (std::size_t k = 0; k < dots.size(); ++k) {
     // A stored slice standing for itself and its conjugate partner adds s + conj(s) = 2·Re(s).
-    if (a.slice_weight(k) == 2.0) sum += D(2 * std::real(s)); else sum += s;
+    if (a.slice_weight(k) == 2.0) sum += D(2 * std::real(dots[k])); else sum += dots[k];
   }
   return sum;
 }

@@ -17,27 +17,35 @@ namespace tprod {
 /// (all-dynamic extents, a transform that keeps the scalar and all p slices, GEMM or identity path; otherwise C
 /// is a fourth block). A caller who can give A and B up does better with transform(std::move(A), L): then Â
 /// and B̂ reuse A's and B's memory and the peak is A + B + C (what `tprod product` does).
-template <host_tensor3 A, host_tensor3 B, transform_policy L>
-auto product(const execution& ex, const A& a, const B& b, const L& policy) {
+template <any_tensor3 A, any_tensor3 B, transform_policy L>
+auto product(const detail::execution_of<space_of<A>>& ex, const A& a, const B& b, const L& policy) {
+  detail::static_check_same_space<space_of<A>, space_of<B>>();
   // A static_assert rather than a constraint: a mixed-precision call then fails with this sentence (and nothing
   // after it) instead of a list of candidates that do not match.
   static_assert(std::same_as<value_type_of<A>, value_type_of<B>>,
                 "tprod::product: A and B have different scalar types (say double and float), and tprod does not "
                 "mix precisions silently: convert one operand, e.g. tprod::tensor3<double>(b.view())");
-  if constexpr (std::same_as<value_type_of<A>, value_type_of<B>>) {
+  if constexpr (std::same_as<value_type_of<A>, value_type_of<B>> && std::same_as<space_of<A>, space_of<B>>) {
     detail::static_check_product<extents_of<A>, extents_of<B>>();
     const auto av = cview(a);
     const auto bv = cview(b);
     detail::check_product_shapes("product", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
-    const execution_scope scope(ex);  // the facewise product in between follows ex's threads
-    return inverse_transform(ex, transform(ex, a, policy) * transform(ex, b, policy));
+    const detail::execution_scope_of<space_of<A>> scope(ex);  // temporaries and the facewise product follow ex
+    const auto ahat = transform(ex, a, policy);
+    const auto bhat = transform(ex, b, policy);
+    auto chat = transformed<typename decltype(ahat)::original_scalar, L, detail::product_extents<extents_of<A>, extents_of<B>>,
+                            space_of<A>>(detail::product_extents<extents_of<A>, extents_of<B>>(av.m(), bv.n(), av.p()),
+                                         policy, uninitialized);
+    facewise(detail::system_of<space_of<A>>(ex), ahat.data().dynamic_view(), bhat.data().dynamic_view(),
+             chat.data().dynamic_view());
+    return inverse_transform(ex, std::move(chat));
   }
 }
 
 /// @brief C = A *_L B on the calling thread's default execution.
-template <host_tensor3 A, host_tensor3 B, transform_policy L>
+template <any_tensor3 A, any_tensor3 B, transform_policy L>
 auto product(const A& a, const B& b, const L& policy) {
-  return product(default_execution(), a, b, policy);
+  return product(detail::default_execution_of<space_of<A>>(), a, b, policy);
 }
 
 }  // namespace tprod

@@ -10,37 +10,32 @@
 
 namespace tprod {
 
-namespace detail {
-/// Work follows the data: an empty tensor (whose p may be up to 2^63 − 1) has nothing to transpose.
-template <class T>
-void adjoint_slices_into(tensor3_view<const T> a, tensor3_view<T> at) {
-  if (a.size() == 0) return;
-  for (std::size_t k = 0; k < a.p(); ++k) at.slice(k) = a.slice(k).adjoint();
-}
-}  // namespace detail
-
 /// @brief Transform-domain L-transpose: Âᵀ(:, :, k) = Â(:, :, k)ᴴ.
-template <scalar T, transform_policy L, extents3_type E>
-auto transpose(const transformed<T, L, E>& ahat) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+auto transpose(const transformed<T, L, E, S>& ahat) {
   using Et = extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>;
-  transformed<T, L, Et> out(Et(ahat.n(), ahat.m(), ahat.p()), ahat.transform(), uninitialized);
-  detail::adjoint_slices_into<typename L::template domain_scalar<T>>(ahat.data().view(), out.data().view());
+  transformed<T, L, Et, S> out(Et(ahat.n(), ahat.m(), ahat.p()), ahat.transform(), uninitialized);
+  adjoint_slices(detail::system_of<S>(detail::default_execution_of<S>()), ahat.data().dynamic_view(),
+                 out.data().dynamic_view());
   return out;
 }
 
-/// @brief The L-transpose of an original-domain tensor: n×m×p from m×n×p.
+/// @brief The L-transpose of an original-domain tensor: n×m×p from m×n×p, in A's memory space.
 /// Peak memory beyond A: Aᵀ only under a real Z (dct, identity, real matrix_transform); otherwise Â, Âᵀ and
 /// Aᵀ (three blocks of A's size; the DFT's half spectrum about half that each).
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 auto transpose(const A& a, const L& policy) {
   using T0 = value_type_of<A>;
   using E = extents_of<A>;
+  using S = space_of<A>;
   const auto av = cview(a);
   policy.check_size(av.p());
   if constexpr (std::same_as<typename L::template original_scalar<T0>, T0>) {
     if (policy.is_real()) {  // a real Z commutes with the slice-wise (conjugate) transpose
-      tensor3<T0, extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>> at(av.n(), av.m(), av.p(), uninitialized);
-      detail::adjoint_slices_into<T0>(av, at.view());
+      tensor3<T0, extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>, S> at(av.n(), av.m(), av.p(),
+                                                                                              uninitialized);
+      adjoint_slices(detail::system_of<S>(detail::default_execution_of<S>()), tensor3_view<const T0, dextents3, S>(av),
+                     at.dynamic_view());
       return at;
     }
   }

@@ -26,16 +26,9 @@
 
 #include "tprod/core/execution.hpp"
 #include "tprod/core/scalar.hpp"
+#include "tprod/core/tube_algorithm.hpp"
 
 namespace tprod {
-
-/// @brief The structure of Z a backend can exploit instead of a GEMM with it.
-enum class tube_algorithm {
-  none,      ///< a general matrix: GEMM only
-  identity,  ///< Z = I: a copy
-  dct2,      ///< the orthonormal DCT-II (FFTW's REDFT10 plus a scaling pass)
-  dft        ///< the DFT (FFTW's r2c/c2r/c2c)
-};
 
 template <class L, class T>
 concept transform_for = scalar<T> && requires(const L& l, std::size_t p, std::size_t k) {

@@ -1,6 +1,7 @@
 #pragma once
 /// @file transformed.hpp
-/// @brief transformed<T, L, Extents>: a tensor held in the transform domain of L, Â = L(A).
+/// @brief transformed<T, L, Extents, Space>: a tensor held in the transform domain of L, Â = L(A), in host or
+/// device memory.
 ///
 /// Its own type so that chains of products and sums stay in the transform domain (one forward transform per
 /// operand, one inverse at the end) and so that domains and transforms cannot be mixed by accident: the
@@ -19,14 +20,44 @@
 
 namespace tprod {
 
-template <scalar T, transform_policy L, extents3_type Extents = dextents3>
+namespace detail {
+/// @brief The execution type of a memory space's backend (tprod::execution on the host, tprod::cuda::execution
+/// on the device), as a non-deduced parameter type: the operands decide the space, then the execution must fit.
+template <memory_space S>
+using execution_of = typename backend::system_for<S>::execution;
+/// @brief The backend system for an execution of space S.
+template <memory_space S>
+auto system_of(const execution_of<S>& ex) {
+  return backend::system_for<S>::make(ex);
+}
+template <memory_space S>
+const execution_of<S>& default_execution_of() {
+  return backend::system_for<S>::default_execution();
+}
+/// @brief Makes an execution of space S the calling thread's default for a scope: the results and temporaries
+/// of an operation given an explicit execution are then allocated under it (on the device: on its stream).
+template <memory_space S>
+using execution_scope_of = typename backend::system_for<S>::execution_scope;
+/// @brief Fails to compile, with one sentence saying how to copy, when two operands live in different spaces.
+template <memory_space S1, memory_space S2>
+constexpr void static_check_same_space() {
+  static_assert(std::same_as<S1, S2>,
+                "tprod: the operands live in different memory spaces (host and device); copy one explicitly with "
+                "tprod::to_device(a), tprod::to_host(a) or tprod::copy(a, space) first");
+}
+}  // namespace detail
+
+template <scalar T, transform_policy L, extents3_type Extents = dextents3, memory_space Space = host_space>
 class transformed {
+  static constexpr bool on_host = std::same_as<Space, host_space>;
+
  public:
   using original_scalar = T;
   using value_type = typename L::template domain_scalar<T>;
   using extents_type = Extents;
   using transform_type = L;
-  using data_type = tensor3<value_type>;
+  using memory_space_type = Space;
+  using data_type = tensor3<value_type, dextents3, Space>;
   static_assert(std::same_as<T, typename L::template original_scalar<T>>,
                 "transformed's T must already be promoted by the transform (use tprod::transform(A, L))");
 
@@ -56,9 +87,9 @@ class transformed {
   /// conjugate partner is not stored).
   double slice_weight(std::size_t k) const { return policy_.template slice_weight<T>(k, p()); }
 
-  /// @brief Â(:, :, k) as an Eigen map (no copy).
-  auto slice(std::size_t k) { return data_.slice(k); }
-  auto slice(std::size_t k) const { return data_.slice(k); }
+  /// @brief Â(:, :, k) as an Eigen map (no copy). Host only.
+  auto slice(std::size_t k) requires on_host { return data_.slice(k); }
+  auto slice(std::size_t k) const requires on_host { return data_.slice(k); }
   /// @brief The stored transform-domain slices as an m×n×stored_slices tensor.
   data_type& data() { return data_; }
   const data_type& data() const { return data_; }
@@ -75,13 +106,13 @@ class transformed {
 
   /// @brief Throws shape_error unless b is in the same transform domain with the same shape.
   template <class E2>
-  void check_same(const transformed<T, L, E2>& b, const char* op) const {
+  void check_same(const transformed<T, L, E2, Space>& b, const char* op) const {
     check_same_transform(b, op);
     TPROD_EXPECTS(extents_ == b.extents(),
                   std::string("transformed ") + op + ": shapes " + shape() + " and " + b.shape() + " differ");
   }
   template <class E2>
-  void check_same_transform(const transformed<T, L, E2>& b, const char* op) const {
+  void check_same_transform(const transformed<T, L, E2, Space>& b, const char* op) const {
     if (!(policy_ == b.transform()))
       throw transform_mismatch_error(std::string("transformed ") + op + ": the operands are in different " +
                                      std::string(L::name()) + " transform domains (different Z)");
@@ -99,12 +130,13 @@ class transformed {
   data_type data_;
 };
 
-/// @brief Writes Â = L(A) into an existing transform-domain tensor of A's shape (no allocation), with L
-/// the output's transform, run as `ex` says (path and threads). Real A is promoted to complex first when L's Z
-/// is complex.
+/// @brief Writes Â = L(A) into an existing transform-domain tensor of A's shape and space (no allocation), with
+/// L the output's transform, run as `ex` says (host: path and threads; device: stream and precision). Real A is
+/// promoted to complex first when L's Z is complex.
 /// @throws shape_error when the shapes differ or L cannot act on A's tubes.
-template <host_tensor3 A, scalar T, transform_policy L, extents3_type E>
-void transform_into(const execution& ex, const A& a, transformed<T, L, E>& out) {
+template <any_tensor3 A, scalar T, transform_policy L, extents3_type E, memory_space S>
+void transform_into(const detail::execution_of<space_of<A>>& ex, const A& a, transformed<T, L, E, S>& out) {
+  detail::static_check_same_space<space_of<A>, S>();
   using T0 = value_type_of<A>;
   static_assert(std::same_as<T, typename L::template original_scalar<T0>>,
                 "tprod::transform_into: the output's scalar must be the input's, promoted by the transform");
@@ -113,126 +145,107 @@ void transform_into(const execution& ex, const A& a, transformed<T, L, E>& out) 
   const auto av = cview(a);
   TPROD_EXPECTS(av.extents() == out.extents(),
                 "transform_into: the input is " + av.shape() + " but the output is " + out.shape());
+  const auto sys = detail::system_of<S>(ex);
+  const detail::execution_scope_of<S> scope(ex);
   if constexpr (std::same_as<T, T0>) {
-    backend::cpu::forward<T>(out.transform(), tensor3_view<const T>(av), out.data().view(), ex);
+    forward(sys, out.transform(), tensor3_view<const T, dextents3, S>(av), out.data().dynamic_view());
   } else {
-    const auto promoted = tensor3<T>(av);  // real → complex for a complex Z
-    backend::cpu::forward<T>(out.transform(), tensor3_view<const T>(promoted.view()), out.data().view(), ex);
+    const auto promoted = tensor3<T, dextents3, S>(av);  // real → complex for a complex Z
+    forward(sys, out.transform(), promoted.dynamic_view(), out.data().dynamic_view());
   }
 }
 /// @brief transform_into on the calling thread's default execution.
-template <host_tensor3 A, scalar T, transform_policy L, extents3_type E>
-void transform_into(const A& a, transformed<T, L, E>& out) {
-  transform_into(default_execution(), a, out);
+template <any_tensor3 A, scalar T, transform_policy L, extents3_type E, memory_space S>
+void transform_into(const A& a, transformed<T, L, E, S>& out) {
+  transform_into(detail::default_execution_of<space_of<A>>(), a, out);
 }
 
-/// @brief Â = L(A) = A ×₃ Z as a new transform-domain tensor, run as `ex` says. Peak memory beyond A: Â (and
-/// a promoted copy of A under a complex Z for real A). Real A is promoted to complex
+/// @brief Â = L(A) = A ×₃ Z as a new transform-domain tensor in A's memory space, run as `ex` says. Peak memory
+/// beyond A: Â (and a promoted copy of A under a complex Z for real A). Real A is promoted to complex
 /// first when L's Z is complex.
 /// @throws shape_error when L cannot act on A's tubes (a matrix_transform of another size).
-template <host_tensor3 A, transform_policy L>
-auto transform(const execution& ex, const A& a, const L& policy) {
-  transformed<typename L::template original_scalar<value_type_of<A>>, L, extents_of<A>> out(
+template <any_tensor3 A, transform_policy L>
+auto transform(const detail::execution_of<space_of<A>>& ex, const A& a, const L& policy) {
+  const detail::execution_scope_of<space_of<A>> scope(ex);
+  transformed<typename L::template original_scalar<value_type_of<A>>, L, extents_of<A>, space_of<A>> out(
       cview(a).extents(), policy, uninitialized);
   transform_into(ex, a, out);
   return out;
 }
 /// @brief Â = L(A) on the calling thread's default execution.
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 auto transform(const A& a, const L& policy) {
-  return transform(default_execution(), a, policy);
+  return transform(detail::default_execution_of<space_of<A>>(), a, policy);
 }
 
-namespace detail {
-/// The execution to transform L's T-tensors with p tubes in place with, or nothing when that is impossible: the
-/// domain must keep T and all p slices, and the path be the GEMM (blockwise, through a small buffer) or the
-/// identity; FFTW runs out of place. A tensor the caller gives up asks for the memory to be reused, so under
-/// `automatic` the GEMM is taken in place up to measure_max_tubes even where FFTW measured faster: the peak memory
-/// does not depend on a timing (above that, FFTW and a copy).
-template <scalar T, transform_policy L>
-std::optional<execution> in_place_execution(const L& policy, std::size_t p, std::size_t tubes, const execution& ex) {
-  if constexpr (!std::same_as<typename L::template domain_scalar<T>, T> ||
-                !std::same_as<typename L::template original_scalar<T>, T>) {
-    return std::nullopt;
-  } else {
-    execution in_place = ex;
-    if (ex.path == transform_path::automatic && p <= backend::cpu::measure_max_tubes)
-      in_place.path = transform_path::gemm;
-    if (policy.template stored_slices<T>(p) != p || backend::cpu::use_fftw<T>(policy, p, tubes, in_place))
-      return std::nullopt;
-    return in_place;
-  }
-}
-}  // namespace detail
-
-/// @brief Â = L(A) for a tensor the caller gives up: transformed in place where in_place_execution allows
-/// (real tensors under the DCT, the identity and real Z on the GEMM path; complex ones under any L but FFTW),
-/// so the peak memory is A's (plus blocks of 2¹⁶ elements per thread); otherwise as transform(ex, a, policy).
-template <scalar T, extents3_type E, transform_policy L>
-auto transform(const execution& ex, tensor3<T, E>&& a, const L& policy) {
-  using Out = transformed<typename L::template original_scalar<T>, L, E>;
+/// @brief Â = L(A) for a tensor the caller gives up: transformed in place where the backend can (on the CPU: real
+/// tensors under the DCT, the identity and real Z on the GEMM path; complex ones under any L but FFTW), so the
+/// peak memory is A's (plus blocks of 2¹⁶ elements per thread); otherwise as transform(ex, a, policy).
+template <scalar T, extents3_type E, memory_space S, transform_policy L>
+auto transform(const detail::execution_of<S>& ex, tensor3<T, E, S>&& a, const L& policy) {
+  using Out = transformed<typename L::template original_scalar<T>, L, E, S>;
   if constexpr (std::same_as<typename L::template original_scalar<T>, T> &&
                 std::same_as<typename L::template domain_scalar<T>, T>) {
     policy.check_size(a.p());
-    if (const auto in_place = detail::in_place_execution<T>(policy, a.p(), a.m() * a.n(), ex)) {
+    if (transform_in_place(detail::system_of<S>(ex), policy, a.dynamic_view(), true)) {
       const E extents = a.extents();
-      backend::cpu::forward<T>(policy, tensor3_view<const T>(a.view()), a.view(), *in_place);
-      return Out(extents, policy, tensor3<T>(std::move(a)));
+      return Out(extents, policy, tensor3<T, dextents3, S>(std::move(a)));
     }
   }
-  return transform(ex, static_cast<const tensor3<T, E>&>(a), policy);
+  return transform(ex, static_cast<const tensor3<T, E, S>&>(a), policy);
 }
-template <scalar T, extents3_type E, transform_policy L>
-auto transform(tensor3<T, E>&& a, const L& policy) {
-  return transform(default_execution(), std::move(a), policy);
+template <scalar T, extents3_type E, memory_space S, transform_policy L>
+auto transform(tensor3<T, E, S>&& a, const L& policy) {
+  return transform(detail::default_execution_of<S>(), std::move(a), policy);
 }
 
-/// @brief Writes A = L⁻¹(Â) into an existing tensor of the original shape (no allocation).
+/// @brief Writes A = L⁻¹(Â) into an existing tensor of the original shape, in Â's space (no allocation).
 /// @throws shape_error when the shapes differ.
-template <scalar T, transform_policy L, extents3_type E, host_tensor3 Out>
-void inverse_transform_into(const execution& ex, const transformed<T, L, E>& ahat, Out&& a) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S, any_tensor3 Out>
+void inverse_transform_into(const detail::execution_of<S>& ex, const transformed<T, L, E, S>& ahat, Out&& a) {
+  detail::static_check_same_space<S, space_of<Out>>();
   static_assert(std::same_as<value_type_of<Out>, T>,
                 "tprod::inverse_transform_into: the output's scalar must be the transformed tensor's original scalar");
-  const tensor3_view<T> out = a.view();
+  const tensor3_view<T, dextents3, S> out = a.view();
   TPROD_EXPECTS(out.extents() == ahat.extents(),
                 "inverse_transform_into: the input is " + ahat.shape() + " but the output is " + out.shape());
-  backend::cpu::inverse<T>(ahat.transform(), tensor3_view<const typename L::template domain_scalar<T>>(ahat.data().view()),
-                           out, ex);
+  inverse(detail::system_of<S>(ex), ahat.transform(), ahat.data().dynamic_view(), out);
 }
-template <scalar T, transform_policy L, extents3_type E, host_tensor3 Out>
-void inverse_transform_into(const transformed<T, L, E>& ahat, Out&& a) {
-  inverse_transform_into(default_execution(), ahat, std::forward<Out>(a));
+template <scalar T, transform_policy L, extents3_type E, memory_space S, any_tensor3 Out>
+void inverse_transform_into(const transformed<T, L, E, S>& ahat, Out&& a) {
+  inverse_transform_into(detail::default_execution_of<S>(), ahat, std::forward<Out>(a));
 }
 
-/// @brief A = L⁻¹(Â), back in the original domain, run as `ex` says.
-template <scalar T, transform_policy L, extents3_type E>
-tensor3<T, E> inverse_transform(const execution& ex, const transformed<T, L, E>& ahat) {
-  tensor3<T, E> a(ahat.extents(), uninitialized);
+/// @brief A = L⁻¹(Â), back in the original domain (in Â's memory space), run as `ex` says.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+tensor3<T, E, S> inverse_transform(const detail::execution_of<S>& ex, const transformed<T, L, E, S>& ahat) {
+  const detail::execution_scope_of<S> scope(ex);
+  tensor3<T, E, S> a(ahat.extents(), uninitialized);
   inverse_transform_into(ex, ahat, a);
   return a;
 }
-template <scalar T, transform_policy L, extents3_type E>
-tensor3<T, E> inverse_transform(const transformed<T, L, E>& ahat) {
-  return inverse_transform(default_execution(), ahat);
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+tensor3<T, E, S> inverse_transform(const transformed<T, L, E, S>& ahat) {
+  return inverse_transform(detail::default_execution_of<S>(), ahat);
 }
 
-/// @brief A = L⁻¹(Â) for a transform-domain tensor the caller gives up: in place where in_place_execution
-/// allows (peak memory Â's), otherwise as inverse_transform(ex, ahat).
-template <scalar T, transform_policy L>
-tensor3<T> inverse_transform(const execution& ex, transformed<T, L, dextents3>&& ahat) {
-  if (const auto in_place = detail::in_place_execution<T>(ahat.transform(), ahat.p(), ahat.m() * ahat.n(), ex)) {
-    const L policy = ahat.transform();
-    if constexpr (std::same_as<typename L::template domain_scalar<T>, T>) {
-      tensor3<T> a = std::move(ahat).release();
-      backend::cpu::inverse<T>(policy, tensor3_view<const T>(a.view()), a.view(), *in_place);
-      return a;
+/// @brief A = L⁻¹(Â) for a transform-domain tensor the caller gives up: in place where the backend can (peak
+/// memory Â's), otherwise as inverse_transform(ex, ahat).
+template <scalar T, transform_policy L, memory_space S>
+tensor3<T, dextents3, S> inverse_transform(const detail::execution_of<S>& ex, transformed<T, L, dextents3, S>&& ahat) {
+  if constexpr (std::same_as<typename L::template domain_scalar<T>, T>) {
+    if (ahat.stored_slices() == ahat.p()) {
+      const L policy = ahat.transform();
+      tensor3<T, dextents3, S> a = std::move(ahat).release();
+      if (transform_in_place(detail::system_of<S>(ex), policy, a.dynamic_view(), false)) return a;
+      ahat = transformed<T, L, dextents3, S>(a.extents(), policy, std::move(a));  // not in place: give it back
     }
   }
-  return inverse_transform(ex, static_cast<const transformed<T, L, dextents3>&>(ahat));
+  return inverse_transform(ex, static_cast<const transformed<T, L, dextents3, S>&>(ahat));
 }
-template <scalar T, transform_policy L>
-tensor3<T> inverse_transform(transformed<T, L, dextents3>&& ahat) {
-  return inverse_transform(default_execution(), std::move(ahat));
+template <scalar T, transform_policy L, memory_space S>
+tensor3<T, dextents3, S> inverse_transform(transformed<T, L, dextents3, S>&& ahat) {
+  return inverse_transform(detail::default_execution_of<S>(), std::move(ahat));
 }
 
 }  // namespace tprod

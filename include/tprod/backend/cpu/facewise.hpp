@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/backend/cpu/system.hpp"
 #include "tprod/core/tensor3_view.hpp"
 
 namespace tprod::backend::cpu {
@@ -58,6 +59,12 @@ void facewise(tensor3_view<const T> a, tensor3_view<const T> b, tensor3_view<T> 
     else
       c.slice(k).middleCols(col, q).noalias() = a.slice(k) * b.slice(k).middleCols(col, q);
   });
+}
+
+/// @brief The facewise task of the kernel contract (backend/kernels/facewise.hpp), on the system's threads.
+template <class T>
+void facewise(const system& sys, tensor3_view<const T> a, tensor3_view<const T> b, tensor3_view<T> c) {
+  facewise<T>(a, b, c, sys.threads());
 }
 
 }  // namespace tprod::backend::cpu

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <exception>
 
-#include "tprod/core/execution.hpp"
+#include "tprod/backend/cpu/execution.hpp"
 
 namespace tprod::backend::cpu {
 

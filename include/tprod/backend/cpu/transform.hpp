@@ -10,17 +10,20 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "tprod/backend/cpu/fftw.hpp"
 #include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/backend/cpu/system.hpp"
 #include "tprod/backend/cpu/tube_gemm.hpp"
 #include "tprod/core/config.hpp"
 #include "tprod/core/detail/buffer.hpp"
 #include "tprod/core/error.hpp"
-#include "tprod/core/execution.hpp"
-#include "tprod/transform/transform_concepts.hpp"
+#include "tprod/backend/cpu/execution.hpp"
+#include "tprod/core/scalar.hpp"
+#include "tprod/core/tube_algorithm.hpp"
 
 namespace tprod::backend::cpu {
 
@@ -224,14 +227,14 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
 /// @brief out = in ×₃ Z (the forward L-transform), in original scalar T, out L's domain scalar; `out` has
 /// L.stored_slices<T>(p) slices. `in` and `out` may be the same memory on the GEMM and identity paths
 /// (in_place_execution in transformed.hpp), never on FFTW's.
-template <scalar T, transform_policy L>
+template <scalar T, class L>
 void forward(const L& l, tensor3_view<const T> in, tensor3_view<typename L::template domain_scalar<T>> out,
              const execution& ex) {
   detail::apply_transform<T>(l, in, out, true, ex);
 }
 
 /// @brief out = in ×₃ Z⁻¹ (the inverse L-transform), from L's stored domain slices back to p original slices.
-template <scalar T, transform_policy L>
+template <scalar T, class L>
 void inverse(const L& l, tensor3_view<const typename L::template domain_scalar<T>> in, tensor3_view<T> out,
              const execution& ex) {
   detail::apply_transform<T>(l, in, out, false, ex);
@@ -282,11 +285,68 @@ bool measured_fftw_wins(const L& l, std::size_t p, std::size_t tubes, std::size_
 /// @brief The path `transform_path::automatic` takes for L's transform of T-tensors with `tubes` (m·n) tubes of
 /// length p on `threads` threads on this machine (measuring it on first use, see use_fftw): fftw or gemm (identity
 /// for the identity transform).
-template <scalar T, transform_policy L>
+template <scalar T, class L>
 transform_path automatic_path(const L& l, std::size_t p, std::size_t tubes, std::size_t threads) {
   if constexpr (L::algorithm == tube_algorithm::identity) return transform_path::automatic;
   return use_fftw<T>(l, p, tubes, execution{transform_path::automatic, threads}) ? transform_path::fftw
                                                                                 : transform_path::gemm;
+}
+
+}  // namespace tprod::backend::cpu
+
+namespace tprod::backend::cpu {
+
+/// @brief The transform tasks of the kernel contract (backend/kernels/transform.hpp): out = in ×₃ Z and
+/// out = in ×₃ Z⁻¹ with T the original scalar, D L's domain scalar, on the system's execution.
+template <class T, class L, class D>
+void forward(const system& sys, const L& l, tensor3_view<const T> in, tensor3_view<D> out) {
+  static_assert(std::same_as<D, typename L::template domain_scalar<T>>);
+  forward<T>(l, in, out, sys.ex);
+}
+template <class D, class L, class T>
+void inverse(const system& sys, const L& l, tensor3_view<const D> in, tensor3_view<T> out) {
+  static_assert(std::same_as<D, typename L::template domain_scalar<T>>);
+  inverse<T>(l, in, out, sys.ex);
+}
+
+}  // namespace tprod::backend::cpu
+
+namespace tprod::backend::cpu {
+
+namespace detail {
+/// The execution to transform L's T-tensors with p tubes in place with, or nothing when that is impossible: the
+/// domain must keep T and all p slices, and the path be the GEMM (blockwise, through a small buffer) or the
+/// identity; FFTW runs out of place. A tensor the caller gives up asks for the memory to be reused, so under
+/// `automatic` the GEMM is taken in place up to measure_max_tubes even where FFTW measured faster: the peak memory
+/// does not depend on a timing (above that, FFTW and a copy).
+template <scalar T, class L>
+std::optional<execution> in_place_execution(const L& policy, std::size_t p, std::size_t tubes, const execution& ex) {
+  if constexpr (!std::same_as<typename L::template domain_scalar<T>, T> ||
+                !std::same_as<typename L::template original_scalar<T>, T>) {
+    return std::nullopt;
+  } else {
+    execution in_place = ex;
+    if (ex.path == transform_path::automatic && p <= measure_max_tubes) in_place.path = transform_path::gemm;
+    if (policy.template stored_slices<T>(p) != p || use_fftw<T>(policy, p, tubes, in_place)) return std::nullopt;
+    return in_place;
+  }
+}
+}  // namespace detail
+
+/// @brief The in-place transform tasks: a ×₃ Z (forward) or a ×₃ Z⁻¹ over a's own memory where
+/// detail::in_place_execution allows (real tensors under the DCT, the identity and real Z on the GEMM path;
+/// complex ones under any L but FFTW); false, with a untouched, where it does not.
+template <class T, class L>
+bool transform_in_place(const system& sys, const L& l, tensor3_view<T> a, bool forward_direction) {
+  const auto in_place = detail::in_place_execution<T>(l, a.p(), a.m() * a.n(), sys.ex);
+  if (!in_place) return false;
+  if constexpr (std::same_as<typename L::template domain_scalar<T>, T>) {
+    if (forward_direction)
+      forward<T>(l, tensor3_view<const T>(a), a, *in_place);
+    else
+      inverse<T>(l, tensor3_view<const T>(a), a, *in_place);
+  }
+  return true;
 }
 
 }  // namespace tprod::backend::cpu

@@ -1,0 +1,16 @@
+#pragma once
+/// @file contract.hpp
+/// @brief The CPU backend checked against the kernel contract (backend/kernels/all.hpp) for the four scalars.
+#include <complex>
+
+#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/cpu/facewise.hpp"
+#include "tprod/backend/cpu/slice_factorization.hpp"
+#include "tprod/backend/cpu/transform.hpp"
+#include "tprod/backend/kernels/all.hpp"
+#include "tprod/transform/dct.hpp"
+
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cpu::system, float, tprod::host_space, tprod::dct>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cpu::system, double, tprod::host_space, tprod::dct>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cpu::system, std::complex<float>, tprod::host_space, tprod::dct>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cpu::system, std::complex<double>, tprod::host_space, tprod::dct>);

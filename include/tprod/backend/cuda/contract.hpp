@@ -1,0 +1,17 @@
+#pragma once
+/// @file contract.hpp
+/// @brief The CUDA backend checked against the kernel contract (backend/kernels/all.hpp) for the four scalars.
+#include <complex>
+
+#include "tprod/backend/cuda/elementwise.hpp"
+#include "tprod/backend/cuda/facewise.hpp"
+#include "tprod/backend/cuda/slice_factorization.hpp"
+#include "tprod/backend/cuda/transform.hpp"
+#include "tprod/backend/cuda/detail/raw.hpp"
+#include "tprod/backend/kernels/all.hpp"
+#include "tprod/transform/dct.hpp"
+
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, float, tprod::device_space, tprod::dct>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, double, tprod::device_space, tprod::dct>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, std::complex<float>, tprod::device_space, tprod::dct>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, std::complex<double>, tprod::device_space, tprod::dct>);

@@ -1,0 +1,65 @@
+#pragma once
+/// @file raw.hpp
+/// @brief The compiled side of the CUDA backend: functions on raw device pointers, defined in src/cuda/*.cu and
+/// instantiated there for the four scalars (float, double, std::complex<float>, std::complex<double>).
+///
+/// Why a raw layer: the headers users compile with their host compiler do the shape logic and the transform
+/// policies (host code, Eigen), and call these few functions; nvcc compiles only kernels and library calls, never
+/// Eigen or the algebra's templates (so the device build stays small and fast to compile). Every function
+/// enqueues on `stream`; those returning host values synchronize it. All throw tprod::cuda_error on failure.
+#include <cuda_runtime_api.h>
+
+#include <complex>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace tprod::backend::cuda::raw {
+
+// Devices and memory (src/cuda/runtime.cu).
+int device_count();
+std::string no_device_reason();  ///< cudaGetDeviceCount's error when device_count() is 0, else empty
+void* allocate(std::size_t bytes, cudaStream_t stream);      ///< stream-ordered (cudaMallocAsync); nullptr for 0
+void deallocate(void* ptr, cudaStream_t stream) noexcept;    ///< cudaFreeAsync on the allocating stream
+enum class direction { host_to_device, device_to_host, device_to_device };
+void copy_bytes(void* dst, const void* src, std::size_t bytes, direction dir, cudaStream_t stream);
+void synchronize(cudaStream_t stream);
+/// @brief A device copy of a host matrix (a transform's cached factor), cached while `owner` lives: keyed by the
+/// host address, which `owner` keeps alive, so a key is never reused for other data.
+const void* device_matrix(const void* host, std::size_t bytes, std::shared_ptr<const void> owner);
+
+// Elementwise and reductions (src/cuda/elementwise.cu).
+template <class T> void fill(T* x, std::size_t n, T value, cudaStream_t stream);
+template <class U, class T> void convert(const U* x, T* y, std::size_t n, cudaStream_t stream);  ///< T == U or complex<U>
+template <class T> void real_part(const std::complex<T>* x, T* y, std::size_t n, cudaStream_t stream);
+template <class T> void axpy(T alpha, const T* x, T* y, std::size_t n, cudaStream_t stream);
+template <class T> void scale(T alpha, T* x, std::size_t n, cudaStream_t stream);
+template <class T> bool all_finite(const T* x, std::size_t n, cudaStream_t stream);
+/// @brief Σ_i |x_i|² of each of `count` consecutive blocks of `block` elements, in double, into host memory.
+template <class T> void block_squared_norms(const T* x, std::size_t block, std::size_t count, double* out, cudaStream_t stream);
+/// @brief Σ_i conj(x_i)·y_i of each block (accumulated in double precision), into host memory.
+template <class T> void block_dots(const T* x, const T* y, std::size_t block, std::size_t count, T* out, cudaStream_t stream);
+/// @brief at(:, :, k) = a(:, :, k)ᴴ for the p slices of an m×n×p tensor.
+template <class T> void adjoint_slices(const T* a, T* at, std::size_t m, std::size_t n, std::size_t p, cudaStream_t stream);
+/// @brief x(:, :, k) = I (m×n) for every slice.
+template <class T> void identity_slices(T* x, std::size_t m, std::size_t n, std::size_t p, cudaStream_t stream);
+/// @brief Uniform i.i.d. entries in [−1, 1] (both parts when complex) from cuRAND's Philox generator.
+template <class T> void random_uniform(T* x, std::size_t n, unsigned long long seed, cudaStream_t stream);
+
+// GEMMs (src/cuda/gemm.cu). Column-major; `tf32` lets float GEMMs use TF32 tensor cores.
+/// @brief C = A·B for (rows×k)·(k×cols), leading dimensions lda, ldb, ldc.
+template <class T>
+void gemm(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb,
+          T* c, std::size_t ldc, bool tf32, cudaStream_t stream);
+/// @brief C_s = A_s·B_s for the `batch` slices of (m×l)·(l×n), slice strides m·l, l·n, m·n (one strided-batched GEMM).
+template <class T>
+void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a, const T* b, T* c,
+                          bool tf32, cudaStream_t stream);
+
+// Slice factorizations (src/cuda/slice_factorization.cu).
+/// @brief out(:, :, k) = a(:, :, k)⁻¹ for the p square m×m slices (batched LU); rconds[k] (host) =
+/// 1/(‖a_k⁻¹‖₁·max_j ‖a_j‖₁), 0 where LU met a zero pivot.
+template <class T>
+void invert_slices(const T* a, T* out, std::size_t m, std::size_t p, double* rconds, cudaStream_t stream);
+
+}  // namespace tprod::backend::cuda::raw

@@ -1,0 +1,17 @@
+#pragma once
+/// @file all.hpp
+/// @brief The whole kernel contract: every task, for a backend system Sys of memory space S and scalar T
+/// (under the transform L). Each backend checks itself against it with a static_assert per scalar, so a task
+/// missing from one backend fails to compile there, not at a user's call.
+#include "tprod/backend/kernels/elementwise.hpp"
+#include "tprod/backend/kernels/facewise.hpp"
+#include "tprod/backend/kernels/slice_factorization.hpp"
+#include "tprod/backend/kernels/transform.hpp"
+
+namespace tprod::backend::kernels {
+
+template <class Sys, class T, class S, class L>
+concept backend_for = elementwise_tasks<Sys, T, S> && facewise_task<Sys, T, S> &&
+                      slice_factorization_tasks<Sys, T, S> && transform_tasks<Sys, L, T, S>;
+
+}  // namespace tprod::backend::kernels

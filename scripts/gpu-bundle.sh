@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# Builds the CUDA backend's tests and benchmark here (no GPU needed: nvcc compiles and links the device code) and
+# packs them into one folder that runs on a GPU machine with only a driver, the CUDA 13 libraries and Python:
+#   bin/test_cuda, bin/bench_cuda   stripped, host code for the x86-64 baseline (no -march=native)
+#   lib/                            the shared libraries they load that are neither CUDA's nor the C library's
+#                                   (FFTW, libgomp, libbenchmark, ...)
+#   lib/fallback/                   this machine's libstdc++ and libgcc_s, used only where the GPU machine's are older
+#   torch_lproduct_gpu.py           the PyTorch peer (bench/peers/)
+#   run.sh                          runs everything there and writes the results to one folder
+#
+# On the GPU machine, with the device tool: `run` with carry: [".gpu-bundle"] and the command
+#     bash .gpu-bundle/run.sh "$OUT"
+# (append --quick for the tests, the s256 benchmark cases and the peer's S = 256 only). The results come back
+# under $OUT: gpu-run.log (everything), test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json.
+#
+# Usage: scripts/gpu-bundle.sh   (prints the bundle's path as its last line)
+# Settings (environment): TPROD_GPU_BUILD_DIR (default build-gpu), TPROD_GPU_BUNDLE (default .gpu-bundle; the
+# carry path must then name it), TPROD_JOBS (parallel compile jobs, default 2), TPROD_GPU_CXX_FLAGS (host
+# compiler flags, default none: the x86-64 baseline), TPROD_GPU_CMAKE_ARGS (more configure options, split on
+# spaces), CUDACXX (nvcc, default /usr/local/cuda/bin/nvcc).
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo_root"
+build_dir=${TPROD_GPU_BUILD_DIR:-build-gpu}
+bundle=${TPROD_GPU_BUNDLE:-.gpu-bundle}
+jobs=${TPROD_JOBS:-2}
+nvcc=${CUDACXX:-/usr/local/cuda/bin/nvcc}
+max_bytes=$((64 * 1024 * 1024))  # what the device tool carries
+
+fail() {
+  echo "gpu-bundle: $*" >&2
+  exit 1
+}
+[[ -x "$nvcc" ]] || fail "nvcc not found at $nvcc (set CUDACXX): the CUDA toolkit is needed to build the bundle"
+for tool in cmake ldd strip du; do
+  command -v "$tool" >/dev/null || fail "$tool not found"
+done
+
+# Configure: the CUDA backend for sm_90 (H100, H200), Release, portable host code. TPROD_NATIVE_ARCH=OFF takes
+# -march=native off both the project's programs (tprod_project_options) and tprod::instances, which follow the
+# same option (src/instances/CMakeLists.txt).
+extra_args=()
+if [[ -n "${TPROD_GPU_CMAKE_ARGS:-}" ]]; then
+  read -r -a extra_args <<<"$TPROD_GPU_CMAKE_ARGS"
+fi
+cmake -S "$repo_root" -B "$build_dir" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DTPROD_ENABLE_CUDA=ON "-DCMAKE_CUDA_COMPILER=$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=OFF -DTPROD_BUILD_TOOLS=OFF \
+  -DTPROD_UNITY_BUILD=ON \
+  -DTPROD_NATIVE_ARCH=OFF "-DCMAKE_CXX_FLAGS=${TPROD_GPU_CXX_FLAGS:-}" \
+  "${extra_args[@]}"
+cmake --build "$build_dir" --target test_cuda bench_cuda -j"$jobs"
+
+test_bin="$build_dir/tests/cuda/test_cuda"
+bench_bin="$build_dir/bench/cuda/bench_cuda"
+[[ -x "$test_bin" ]] || fail "$test_bin was not built"
+[[ -x "$bench_bin" ]] || fail "$bench_bin was not built"
+
+# Pack.
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib/fallback"
+bundle=$(cd "$bundle" && pwd)
+cp "$test_bin" "$bench_bin" "$bundle/bin/"
+strip --strip-unneeded "$bundle/bin/test_cuda" "$bundle/bin/bench_cuda"
+
+# The shared libraries: ldd lists every one loaded, transitively, with the path it resolves to here. The GPU
+# machine has its own C library (glibc's parts and the loader), its CUDA libraries (driver, runtime, cuBLAS,
+# cuRAND, ...) and a C++ runtime; everything else travels. The C++ runtime travels too, as a fallback for a
+# machine whose own is older than this compiler's.
+ldd_out=$(ldd "$bundle/bin/test_cuda" "$bundle/bin/bench_cuda")
+if grep -q "not found" <<<"$ldd_out"; then
+  echo "$ldd_out" >&2
+  fail "a library the programs need is not found on this machine"
+fi
+while read -r name path; do
+  case "$name" in
+    linux-vdso* | ld-linux* | libc.so* | libm.so* | libmvec.so* | libpthread.so* | libdl.so* | librt.so* | \
+      libutil.so* | libresolv.so* | libanl.so* | libnsl.so* | libcrypt.so*)
+      ;;  # the C library: the GPU machine's own
+    libcuda.so* | libcudart.so* | libcublas.so* | libcublasLt.so* | libcurand.so* | libcusolver*.so* | \
+      libcufft*.so* | libcusparse.so* | libnvJitLink.so* | libnvrtc*.so*)
+      ;;  # CUDA: the GPU machine's own (/usr/local/cuda/lib64)
+    libstdc++.so* | libgcc_s.so*)
+      cp -L "$path" "$bundle/lib/fallback/$name" ;;
+    *)
+      cp -L "$path" "$bundle/lib/$name" ;;
+  esac
+done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$ldd_out" | sort -u)
+chmod u+w "$bundle"/lib/*.so* "$bundle"/lib/fallback/*.so* 2>/dev/null || true
+strip --strip-unneeded "$bundle"/lib/*.so* "$bundle"/lib/fallback/*.so* 2>/dev/null || true
+
+cp bench/peers/torch_lproduct_gpu.py "$bundle/"
+
+cat >"$bundle/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs tprod's CUDA tests, bench_cuda and the PyTorch peer on this GPU machine (made by scripts/gpu-bundle.sh).
+# Usage: bash run.sh [OUT_DIR] [--quick]
+#   OUT_DIR  where the results go (default: $OUT if set, else ./gpu-results): gpu-run.log (everything printed),
+#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json
+#   --quick  the tests, the benchmark's s256 cases and the peer's S = 256 only
+# Every step runs even when an earlier one failed; the exit status is 0 only when all passed, 77 when the only
+# problem is that no GPU is usable (the programs' "skipped"), 1 otherwise.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+quick=0
+out=""
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    -h | --help) sed -n '2,8p' "$0"; exit 0 ;;
+    -*) echo "run.sh: unknown option $arg" >&2; exit 2 ;;
+    *) out=$arg ;;
+  esac
+done
+out=${out:-${OUT:-./gpu-results}}
+mkdir -p "$out" || { echo "run.sh: cannot create $out" >&2; exit 2; }
+out=$(cd "$out" && pwd)
+log="$out/gpu-run.log"
+
+main() {
+  failures=()
+  others=0  # failures other than "no GPU"
+  note_failure() { failures+=("$1"); echo "run.sh: FAILED: $1"; }
+  other_failure() { note_failure "$1"; others=$((others + 1)); }
+  stamp() { date -u +%H:%M:%S; }
+
+  echo "run.sh: $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname), bundle $here, results in $out$( ((quick)) && echo ', --quick')"
+  echo "system: $(uname -srm); $(ldd --version 2>/dev/null | head -n 1)"
+
+  # The libraries: the bundle's own, then CUDA's (the toolkit's, else any that a pip-installed CUDA, e.g.
+  # PyTorch's nvidia-* wheels, brought along). Only the two programs get this path; python3 runs as it is.
+  libpath="$here/lib"
+  cuda_dirs=(/usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib)
+  [[ -n "${CUDA_HOME:-}" ]] && cuda_dirs=("$CUDA_HOME/lib64" "${cuda_dirs[@]}")
+  for d in "${cuda_dirs[@]}"; do
+    [[ -d "$d" && ":$libpath:" != *":$d:"* ]] && libpath="$libpath:$d"
+  done
+  if command -v python3 >/dev/null; then
+    while read -r site; do
+      for d in "$site"/nvidia/*/lib; do
+        [[ -d "$d" ]] && compgen -G "$d/lib*.so*" >/dev/null && libpath="$libpath:$d"
+      done
+    done < <(python3 -c 'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()] + sys.path))' 2>/dev/null | sort -u)
+  fi
+  # Last, what the machine already sets (a container's driver library, say).
+  libpath="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  programs=("$here/bin/test_cuda" "$here/bin/bench_cuda")
+  libs_ok=1
+  if command -v ldd >/dev/null; then
+    missing=$(LD_LIBRARY_PATH="$libpath" ldd "${programs[@]}" 2>&1 | grep "not found")
+    if grep -qE "libstdc\+\+|libgcc_s|GLIBCXX|CXXABI|GCC_" <<<"$missing"; then
+      echo "libraries: this machine's C++ runtime is older than the bundle's compiler's: using lib/fallback"
+      libpath="$libpath:$here/lib/fallback"
+      missing=$(LD_LIBRARY_PATH="$libpath" ldd "${programs[@]}" 2>&1 | grep "not found")
+    fi
+    if [[ -n "$missing" ]]; then
+      echo "$missing"
+      other_failure "libraries: some are not found (above); the CUDA 13 libraries belong in /usr/local/cuda/lib64"
+      libs_ok=0
+    fi
+    echo "libraries (LD_LIBRARY_PATH=$libpath):"
+    LD_LIBRARY_PATH="$libpath" ldd "$here/bin/bench_cuda" 2>&1 | grep -E "cuda|cublas|curand|stdc\+\+|fftw|gomp|benchmark" | sed 's/^/  /'
+  else
+    echo "libraries: ldd not found; running without checking"
+  fi
+
+  echo "== $(stamp) nvidia-smi -L"
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi -L || echo "run.sh: nvidia-smi found no GPU"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null
+  else
+    echo "run.sh: nvidia-smi not found"
+  fi
+
+  # run_step NAME COMMAND...: runs a step, records its failure (77: no GPU) and goes on.
+  run_step() {
+    local name=$1 start rc
+    shift
+    echo "== $(stamp) $name: $*"
+    start=$SECONDS
+    "$@"
+    rc=$?
+    echo "== $(stamp) $name: exit $rc after $((SECONDS - start)) s"
+    if ((rc == 77)); then
+      note_failure "$name: no GPU (exit 77: no CUDA device is usable here)"
+    elif ((rc != 0)); then
+      other_failure "$name (exit $rc)"
+    fi
+  }
+  run_test() {
+    LD_LIBRARY_PATH="$libpath" "$here/bin/test_cuda" >"$out/test_cuda.log" 2>&1
+    local rc=$?
+    tail -n 30 "$out/test_cuda.log"
+    return $rc
+  }
+  run_bench() {
+    local filter=()
+    ((quick)) && filter=(--benchmark_filter=s256)
+    LD_LIBRARY_PATH="$libpath" "$here/bin/bench_cuda" --benchmark_out="$out/bench_cuda.json" \
+      --benchmark_out_format=json --benchmark_repetitions=5 --benchmark_report_aggregates_only=true ${filter[@]+"${filter[@]}"}
+  }
+  run_peer() {
+    local q=()
+    ((quick)) && q=(--quick)
+    # The machine's own Python and PyTorch, without the bundle's libraries on the path.
+    python3 "$here/torch_lproduct_gpu.py" --json "$out/torch_lproduct_gpu.json" ${q[@]+"${q[@]}"}
+  }
+
+  if ((libs_ok)); then
+    run_step test_cuda run_test
+    run_step bench_cuda run_bench
+  else
+    other_failure "test_cuda and bench_cuda not run (libraries missing)"
+  fi
+  if command -v python3 >/dev/null; then
+    run_step torch_lproduct_gpu run_peer
+  else
+    other_failure "torch_lproduct_gpu: python3 not found"
+  fi
+
+  if ((${#failures[@]} == 0)); then
+    echo "run.sh: all steps passed; results in $out"
+    exit 0
+  fi
+  echo "run.sh: ${#failures[@]} problem(s):"
+  printf '  %s\n' "${failures[@]}"
+  if ((others == 0)); then
+    echo "run.sh: no GPU: no CUDA device is usable on this machine (see nvidia-smi above); results in $out"
+    exit 77
+  fi
+  echo "run.sh: results in $out"
+  exit 1
+}
+
+# Everything printed also goes to the log (which comes back with the results).
+main 2>&1 | tee "$log"
+exit "${PIPESTATUS[0]}"
+RUN
+chmod +x "$bundle/run.sh" "$bundle/torch_lproduct_gpu.py"
+
+# The device tool carries 64 MiB at most.
+size=$(du -sb "$bundle" | cut -f1)
+echo "gpu-bundle: $(du -sh "$bundle" | cut -f1) ($size bytes):"
+(cd "$bundle" && find . -type f -printf '  %p %s\n' | sort)
+((size <= max_bytes)) || fail "the bundle is $size bytes, over the device tool's 64 MiB"
+echo "gpu-bundle: on the GPU machine: run with carry [\"${bundle#"$repo_root"/}\"] and the command: bash ${bundle#"$repo_root"/}/run.sh \"\$OUT\""
+echo "$bundle"

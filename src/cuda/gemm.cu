@@ -1,0 +1,72 @@
+// The GEMMs of the CUDA backend: the tube transforms' one GEMM and the facewise product's strided-batched GEMM,
+// through cuBLAS's Ex interfaces (one code path for the four scalars, 64-bit sizes).
+#include <complex>
+
+#include "check.cuh"
+#include "device_scalar.cuh"
+#include "tprod/backend/cuda/detail/raw.hpp"
+
+namespace tprod::backend::cuda {
+namespace {
+
+template <class T> struct blas_type;
+template <> struct blas_type<float> { static constexpr cudaDataType data = CUDA_R_32F; using alpha = float; };
+template <> struct blas_type<double> { static constexpr cudaDataType data = CUDA_R_64F; using alpha = double; };
+template <> struct blas_type<std::complex<float>> { static constexpr cudaDataType data = CUDA_C_32F; using alpha = cuComplex; };
+template <> struct blas_type<std::complex<double>> { static constexpr cudaDataType data = CUDA_C_64F; using alpha = cuDoubleComplex; };
+
+// Single precision may use TF32 tensor cores when asked; double precision always computes in double.
+template <class T> cublasComputeType_t compute_type(bool tf32) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>)
+    return tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  else
+    return CUBLAS_COMPUTE_64F;
+}
+template <class T> typename blas_type<T>::alpha one() {
+  typename blas_type<T>::alpha a{};
+  reinterpret_cast<T&>(a) = T(1);
+  return a;
+}
+template <class T> typename blas_type<T>::alpha zero() {
+  typename blas_type<T>::alpha a{};
+  reinterpret_cast<T&>(a) = T(0);
+  return a;
+}
+
+}  // namespace
+
+namespace raw {
+
+template <class T>
+void gemm(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb,
+          T* c, std::size_t ldc, bool tf32, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  const auto alpha = one<T>(), beta = zero<T>();
+  constexpr cudaDataType t = blas_type<T>::data;
+  TPROD_CUDA_CHECK(cublasGemmEx_64(detail::blas(stream), CUBLAS_OP_N, CUBLAS_OP_N, int64_t(rows), int64_t(cols),
+                                   int64_t(k), &alpha, a, t, int64_t(lda), b, t, int64_t(ldb), &beta, c, t,
+                                   int64_t(ldc), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+}
+
+template <class T>
+void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a, const T* b, T* c,
+                          bool tf32, cudaStream_t stream) {
+  if (m == 0 || n == 0 || batch == 0) return;
+  const auto alpha = one<T>(), beta = zero<T>();
+  constexpr cudaDataType t = blas_type<T>::data;
+  TPROD_CUDA_CHECK(cublasGemmStridedBatchedEx_64(
+      detail::blas(stream), CUBLAS_OP_N, CUBLAS_OP_N, int64_t(m), int64_t(n), int64_t(l), &alpha, a, t, int64_t(m),
+      int64_t(m * l), b, t, int64_t(l), int64_t(l * n), &beta, c, t, int64_t(m), int64_t(m * n), int64_t(batch),
+      compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+}
+
+#define TPROD_INSTANTIATE(T)                                                                                        \
+  template void gemm<T>(std::size_t, std::size_t, std::size_t, const T*, std::size_t, const T*, std::size_t, T*,    \
+                        std::size_t, bool, cudaStream_t);                                                           \
+  template void gemm_strided_batched<T>(std::size_t, std::size_t, std::size_t, std::size_t, const T*, const T*, T*, \
+                                        bool, cudaStream_t);
+TPROD_CUDA_FOR_EACH_SCALAR(TPROD_INSTANTIATE)
+#undef TPROD_INSTANTIATE
+
+}  // namespace raw
+}  // namespace tprod::backend::cuda

@@ -1,0 +1,144 @@
+// Devices, stream-ordered memory, copies, the cached transform factors and the cuBLAS handles.
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "check.cuh"
+#include "tprod/backend/cuda/detail/raw.hpp"
+
+namespace tprod::backend::cuda::detail {
+
+void fail(const char* call, const std::string& status, const char* file, int line) {
+  throw tprod::cuda_error(std::string("tprod::cuda: ") + call + " failed: " + status + " (" + file + ":" +
+                          std::to_string(line) + ")");
+}
+std::string status_text(cudaError_t s) { return std::string(cudaGetErrorName(s)) + ", " + cudaGetErrorString(s); }
+std::string status_text(cublasStatus_t s) { return cublasGetStatusName(s) + std::string(", ") + cublasGetStatusString(s); }
+std::string status_text(curandStatus_t s) { return "curandStatus_t " + std::to_string(int(s)); }
+
+cublasHandle_t blas(cudaStream_t stream) {
+  struct handles {
+    std::map<int, cublasHandle_t> by_device;
+    ~handles() {
+      for (auto& [device, h] : by_device) cublasDestroy(h);
+    }
+  };
+  thread_local handles hs;
+  int device = 0;
+  TPROD_CUDA_CHECK(cudaGetDevice(&device));
+  auto& h = hs.by_device[device];
+  if (!h) TPROD_CUDA_CHECK(cublasCreate(&h));
+  TPROD_CUDA_CHECK(cublasSetStream(h, stream));
+  return h;
+}
+
+}  // namespace tprod::backend::cuda::detail
+
+namespace tprod::backend::cuda::raw {
+
+namespace {
+// cudaGetDeviceCount's result, asked once: no device, or a driver too old for this CUDA, is not an error for the
+// caller, just none (with the reason kept for the message).
+struct device_census {
+  int count = 0;
+  std::string reason;
+  device_census() {
+    const cudaError_t s = cudaGetDeviceCount(&count);
+    if (s != cudaSuccess) {
+      (void)cudaGetLastError();
+      count = 0;
+      reason = detail::status_text(s);
+    } else if (count == 0) {
+      reason = "cudaGetDeviceCount found no device";
+    }
+  }
+};
+const device_census& census() {
+  static const device_census c;
+  return c;
+}
+
+// Freed device memory stays in the device's default pool for the next allocation (the release threshold is
+// raised from 0, which would hand it back to the driver at every synchronization, to "never"), as PyTorch's
+// caching allocator does; cudaMemPoolTrimTo(pool, 0) gives it back.
+void keep_pool_memory() {
+  static std::mutex mutex;
+  static std::map<int, bool> done;
+  int device = 0;
+  TPROD_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  if (done[device]) return;
+  cudaMemPool_t pool;
+  TPROD_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t threshold = ~std::uint64_t(0);  // the attribute is a cuuint64_t
+  TPROD_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  done[device] = true;
+}
+}  // namespace
+
+int device_count() { return census().count; }
+std::string no_device_reason() { return census().reason; }
+
+void* allocate(std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return nullptr;
+  if (device_count() > 0) keep_pool_memory();
+  void* ptr = nullptr;
+  const cudaError_t s = cudaMallocAsync(&ptr, bytes, stream);
+  if (s != cudaSuccess) {
+    (void)cudaGetLastError();
+    const std::string why =
+        device_count() == 0 ? " (no CUDA device is available: " + no_device_reason() + "; keep the tensors on the host)" : "";
+    detail::fail("cudaMallocAsync", detail::status_text(s) + " asking for " + std::to_string(bytes) + " bytes" + why,
+                 __FILE__, __LINE__);
+  }
+  return ptr;
+}
+
+void deallocate(void* ptr, cudaStream_t stream) noexcept {
+  if (ptr) (void)cudaFreeAsync(ptr, stream);
+}
+
+void copy_bytes(void* dst, const void* src, std::size_t bytes, direction dir, cudaStream_t stream) {
+  if (bytes == 0) return;
+  const cudaMemcpyKind kind = dir == direction::host_to_device   ? cudaMemcpyHostToDevice
+                              : dir == direction::device_to_host ? cudaMemcpyDeviceToHost
+                                                                 : cudaMemcpyDeviceToDevice;
+  TPROD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream));
+  // A pageable host source may be reused as soon as the call returns only once the copy has read it.
+  if (dir == direction::host_to_device) TPROD_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void synchronize(cudaStream_t stream) { TPROD_CUDA_CHECK(cudaStreamSynchronize(stream)); }
+
+const void* device_matrix(const void* host, std::size_t bytes, std::shared_ptr<const void> owner) {
+  struct entry {
+    std::shared_ptr<const void> owner;
+    void* device = nullptr;
+  };
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, std::size_t>, entry> cache;
+  constexpr std::size_t max_entries = 256;
+  int device = 0;
+  TPROD_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  const auto key = std::make_tuple(device, host, bytes);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second.device;
+  if (cache.size() >= max_entries) {  // forget factors nobody else holds (matrix_transforms that are gone)
+    for (auto it = cache.begin(); it != cache.end();) {
+      if (it->second.owner.use_count() == 1) {
+        TPROD_CUDA_CHECK(cudaFree(it->second.device));
+        it = cache.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  void* d = nullptr;
+  TPROD_CUDA_CHECK(cudaMalloc(&d, bytes));
+  TPROD_CUDA_CHECK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+  cache.emplace(key, entry{std::move(owner), d});
+  return d;
+}
+
+}  // namespace tprod::backend::cuda::raw

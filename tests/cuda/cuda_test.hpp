@@ -1,0 +1,32 @@
+#pragma once
+// Shared support of the device tests: the CPU backend is the oracle. A device result is copied back and compared
+// with the host result on the same inputs, relative to the host result's size, with a tolerance of 100·ε·n for n
+// accumulated roundings (tprod_test.hpp's tol).
+#include <doctest/doctest.h>
+
+#include "tprod/cuda.hpp"
+#include "tprod_test.hpp"
+
+namespace tprod::test {
+
+/// ‖device − host‖_F ≤ tol<T>(n)·(‖host‖_F + 1), the device result copied to the host first.
+template <class H, class D>
+void check_close(const H& host, const D& device, std::size_t n) {
+  const auto back = to_host(device);
+  REQUIRE(back.extents() == host.extents());
+  using T = value_type_of<H>;
+  const double error = double(frobenius_norm(tensor3<T>(back.view()) - tensor3<T>(host.view())));
+  const double scale = double(frobenius_norm(host)) + 1;
+  CHECK(error <= tol<T>(n) * scale);
+}
+
+/// The same for transform-domain tensors: the stored slices.
+template <scalar T, transform_policy L, extents3_type E>
+void check_close(const transformed<T, L, E>& host, const transformed<T, L, E, device_space>& device, std::size_t n) {
+  check_close(host.data(), device.data(), n);
+}
+
+/// The shapes every device function is tried on: non-square, single elements, tubes of p ∈ {1, 2, 3, 16, 17}.
+inline constexpr std::size_t test_tubes[] = {1, 2, 3, 16, 17};
+
+}  // namespace tprod::test

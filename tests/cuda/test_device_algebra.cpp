@@ -1,0 +1,127 @@
+// The algebra on device tensors against the CPU backend on the same inputs, over the four scalars, every
+// transform (dct, dft, identity, real and complex matrix_transform), p ∈ {1, 2, 3, 16, 17}, non-square and empty
+// shapes.
+#include "cuda_test.hpp"
+
+using namespace tprod;
+using namespace tprod::test;
+
+namespace {
+/// Calls f(L) for every transform tprod offers, at tube length p.
+template <class F> void for_each_policy(std::size_t p, F&& f) {
+  std::apply([&](const auto&... l) { (f(l), ...); }, all_transforms(p));
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("device transform and inverse_transform equal the host's", T, TPROD_TEST_SCALARS) {
+  for (std::size_t p : test_tubes) {
+    for_each_policy(p, [&](const auto& l) {
+      CAPTURE(p);
+      CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+      for (const auto& [m, n] : {std::pair{3, 5}, std::pair{1, 1}, std::pair{0, 4}}) {
+        const auto a = random_tensor3<T>(m, n, p, 10 + p);
+        const auto da = to_device(a);
+        const auto ahat = transform(a, l);
+        const auto dahat = transform(da, l);
+        CHECK(dahat.stored_slices() == ahat.stored_slices());
+        check_close(ahat, dahat, p);
+        check_close(inverse_transform(ahat), inverse_transform(dahat), 2 * p);
+        // the round trip (A itself, promoted to complex under a complex Z)
+        check_close(inverse_transform(transform(a, l)), inverse_transform(transform(da, l)), 4 * p);
+      }
+    });
+  }
+}
+
+TEST_CASE_TEMPLATE("device facewise and L-product equal the host's", T, TPROD_TEST_SCALARS) {
+  for (std::size_t p : test_tubes) {
+    for_each_policy(p, [&](const auto& l) {
+      CAPTURE(p);
+      CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+      const auto a = random_tensor3<T>(4, 3, p, 20), b = random_tensor3<T>(3, 6, p, 21);
+      const auto da = to_device(a), db = to_device(b);
+      check_close(facewise(a, b), facewise(da, db), 3);
+      check_close(product(a, b, l), product(da, db, l), 8 * p + 3);
+      check_close(transform(a, l) * transform(b, l), transform(da, l) * transform(db, l), 4 * p + 3);
+    });
+  }
+}
+
+TEST_CASE("device L-product: empty inner dimension and empty results") {
+  const tensor3<double> a(3, 0, 4), b(0, 5, 4);
+  check_close(product(a, b, dct{}), product(to_device(a), to_device(b), dct{}), 1);
+  const tensor3<double> c(0, 2, 4), d(2, 3, 4);
+  check_close(product(c, d, dft{}), product(to_device(c), to_device(d), dft{}), 1);
+}
+
+TEST_CASE("device L-product: shape errors name both shapes") {
+  const device_tensor3<float> a(3, 4, 5), b(5, 2, 5), c(4, 2, 6);
+  CHECK_THROWS_WITH_AS(product(a, b, dct{}), doctest::Contains("3x4x5"), shape_error);
+  CHECK_THROWS_WITH_AS(product(a, c, dct{}), doctest::Contains("p = 6"), shape_error);
+}
+
+TEST_CASE("device L-product in TF32 for float: close to FP32 within TF32's precision") {
+  const auto a = random_tensor3<float>(64, 64, 8, 30), b = random_tensor3<float>(64, 64, 8, 31);
+  const auto exact = product(a, b, dct{});
+  const auto fast = to_host(product(cuda::execution{nullptr, true}, to_device(a), to_device(b), dct{}));
+  // TF32 keeps 10 mantissa bits: a relative error near 2^-11 per product, growing like √n over n = 64 terms.
+  CHECK(double(frobenius_norm(fast - exact)) <= 1e-2 * double(frobenius_norm(exact)));
+}
+
+TEST_CASE_TEMPLATE("device transpose, identity and inverse equal the host's", T, TPROD_TEST_SCALARS) {
+  for (std::size_t p : test_tubes) {
+    for_each_policy(p, [&](const auto& l) {
+      CAPTURE(p);
+      CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+      const auto a = random_tensor3<T>(4, 3, p, 40);
+      const auto da = to_device(a);
+      check_close(transpose(a, l), transpose(da, l), 4 * p);
+      check_close(transpose(transform(a, l)), transpose(transform(da, l)), 4 * p);
+      check_close(identity<T>(5, p, l), identity<T, device_space>(5, p, l), 4 * p);
+      // A well-conditioned square tensor: 2I + noise in every slice of the original domain.
+      auto sq = random_tensor3<T>(5, 5, p, 41);
+      sq *= T(0.1);
+      sq += identity<T>(5, p, identity_transform{}) * T(2);
+      check_close(inverse(sq, l), inverse(to_device(sq), l), 40 * p);
+    });
+  }
+}
+
+TEST_CASE_TEMPLATE("device inverse refuses a singular slice by name, as the host does", T, TPROD_TEST_SCALARS) {
+  auto a = random_tensor3<T>(3, 3, 4, 50);
+  for (std::size_t i = 0; i < 3; ++i) a(i, 2, 2) = a(i, 1, 2);  // identity transform: slice 2 singular
+  CHECK_THROWS_WITH_AS(inverse(a, identity_transform{}), doctest::Contains("slice 2"), numerical_error);
+  CHECK_THROWS_WITH_AS(inverse(to_device(a), identity_transform{}), doctest::Contains("slice 2"), numerical_error);
+  auto nan = a;
+  nan(0, 0, 0) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+  CHECK_THROWS_WITH_AS(inverse(to_device(nan), dct{}), doctest::Contains("NaN"), numerical_error);
+  CHECK_THROWS_WITH_AS(inverse(to_device(random_tensor3<T>(3, 4, 2, 1)), dct{}), doctest::Contains("square"), shape_error);
+}
+
+TEST_CASE_TEMPLATE("device norms and inner products equal the host's, in both domains", T, TPROD_TEST_SCALARS) {
+  for (std::size_t p : test_tubes) {
+    for_each_policy(p, [&](const auto& l) {
+      CAPTURE(p);
+      const auto a = random_tensor3<T>(6, 5, p, 60), b = random_tensor3<T>(6, 5, p, 61);
+      const auto da = to_device(a), db = to_device(b);
+      const double t = tol<T>(a.size());
+      CHECK(std::abs(double(frobenius_norm(da)) - double(frobenius_norm(a))) <= t * double(frobenius_norm(a)));
+      CHECK(std::abs(inner(da, db) - inner(a, b)) <= t * double(frobenius_norm(a) * frobenius_norm(b)));
+      const auto ahat = transform(a, l), bhat = transform(b, l);
+      const auto dahat = transform(da, l), dbhat = transform(db, l);
+      CHECK(std::abs(double(frobenius_norm(dahat)) - double(frobenius_norm(ahat))) <= t * p * double(frobenius_norm(ahat)));
+      CHECK(std::abs(inner(dahat, dbhat) - inner(ahat, bhat)) <=
+            t * p * double(frobenius_norm(ahat) * frobenius_norm(bhat)));
+    });
+  }
+  CHECK(frobenius_norm(device_tensor3<T>(0, 3, 2)) == 0);
+}
+
+TEST_CASE("device transform-domain tensors move between spaces") {
+  const auto a = random_tensor3<double>(4, 4, 6, 70);
+  const auto ahat = transform(a, dft{});
+  const auto dhat = to_device(ahat);
+  static_assert(std::same_as<typename std::remove_cvref_t<decltype(dhat)>::memory_space_type, device_space>);
+  check_close(a, inverse_transform(dhat), 24);
+  check_close(ahat, to_device(to_host(dhat)), 1);
+}

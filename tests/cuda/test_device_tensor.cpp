@@ -1,0 +1,97 @@
+// Device tensors: storage, explicit copies between spaces, arithmetic, streams, random tensors and the errors.
+#include <cuda_runtime_api.h>
+
+#include <limits>
+
+#include "cuda_test.hpp"
+
+using namespace tprod;
+using namespace tprod::test;
+
+TEST_CASE_TEMPLATE("device tensor3: copies round-trip exactly and a new tensor is zero", T, TPROD_TEST_SCALARS) {
+  for (const auto& [m, n, p] : {std::tuple{3, 5, 4}, std::tuple{1, 1, 1}, std::tuple{7, 2, 17}, std::tuple{0, 3, 2}}) {
+    const auto a = random_tensor3<T>(m, n, p, 1);
+    const device_tensor3<T> d = to_device(a);
+    CHECK(d.shape() == a.shape());
+    const tensor3<T> back = to_host(d);
+    CHECK(back.shape() == a.shape());
+    for (std::size_t e = 0; e < a.size(); ++e) CHECK(back.data()[e] == a.data()[e]);
+    const device_tensor3<T> copied = d;  // a device-to-device deep copy
+    CHECK(frobenius_norm(to_host(copied) - a) == 0);
+    const device_tensor3<T> zero(m, n, p);
+    CHECK(frobenius_norm(to_host(zero)) == 0);
+    CHECK(frobenius_norm(copy(a, device_space{})) == frobenius_norm(a));
+  }
+}
+
+TEST_CASE_TEMPLATE("device tensor3: fixed extents are kept through copies", T, TPROD_TEST_SCALARS) {
+  const tensor3<T, extents3<2, 3, 4>> a = tensor3<T, extents3<2, 3, 4>>(random_tensor3<T>(2, 3, 4, 2).view());
+  const auto d = to_device(a);
+  static_assert(std::same_as<std::remove_cvref_t<decltype(d)>, tensor3<T, extents3<2, 3, 4>, device_space>>);
+  const auto h = to_host(d);
+  static_assert(std::same_as<std::remove_cvref_t<decltype(h)>, tensor3<T, extents3<2, 3, 4>>>);
+  CHECK(frobenius_norm(tensor3<T>(h.view()) - tensor3<T>(a.view())) == 0);
+}
+
+TEST_CASE_TEMPLATE("device tensor3: arithmetic equals the host's", T, TPROD_TEST_SCALARS) {
+  const auto a = random_tensor3<T>(4, 3, 5, 3), b = random_tensor3<T>(4, 3, 5, 4);
+  const auto da = to_device(a), db = to_device(b);
+  const T s = T(0.75);
+  check_close(a + b, da + db, 1);
+  check_close(a - b, da - db, 1);
+  check_close(s * a, s * da, 1);
+  check_close(a * s, da * s, 1);
+  check_close(-a, -da, 1);
+  auto dc = da;
+  dc += db;
+  dc -= da;
+  check_close(b, dc, 2);
+}
+
+TEST_CASE("device tensor3: mismatched shapes are refused by name") {
+  device_tensor3<double> a(2, 3, 4), b(3, 2, 4);
+  CHECK_THROWS_WITH_AS(a += b, doctest::Contains("2x3x4"), shape_error);
+}
+
+TEST_CASE("device tensor3: an absurd allocation is a cuda_error naming the size, not a crash") {
+  const std::size_t huge = std::size_t(1) << 50;  // 8 PiB of doubles
+  CHECK_THROWS_WITH_AS(device_tensor3<double>(huge, 1, 1, uninitialized), doctest::Contains("cudaMallocAsync"), cuda_error);
+  CHECK_THROWS_AS(device_tensor3<double>(std::numeric_limits<std::size_t>::max() / 2, 1, 1, uninitialized),
+                  std::bad_array_new_length);
+}
+
+TEST_CASE("device tensor3: work on a user's stream gives the same result") {
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+  const cuda::execution ex{stream};
+  const auto a = random_tensor3<double>(6, 5, 8, 5), b = random_tensor3<double>(5, 4, 8, 6);
+  {
+    const cuda::execution_scope scope(ex);  // allocations and defaults on the stream
+    const auto da = to_device(a, ex), db = to_device(b, ex);
+    const auto dc = product(ex, da, db, dct{});
+    check_close(product(a, b, dct{}), dc, 16);
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST_CASE_TEMPLATE("device random tensors: seeded, uniform in [-1, 1]", T, TPROD_TEST_SCALARS) {
+  const auto x = to_host(cuda::random_tensor3<T>(64, 32, 8, 42));
+  const auto y = to_host(cuda::random_tensor3<T>(64, 32, 8, 42));
+  const auto z = to_host(cuda::random_tensor3<T>(64, 32, 8, 43));
+  CHECK(frobenius_norm(x - y) == 0);
+  CHECK(frobenius_norm(x - z) > 0);
+  real_t<T> lo = 1, hi = -1;
+  for (std::size_t e = 0; e < x.size(); ++e) {
+    lo = std::min(lo, std::real(x.data()[e]));
+    hi = std::max(hi, std::real(x.data()[e]));
+  }
+  CHECK(lo >= real_t<T>(-1));
+  CHECK(hi <= real_t<T>(1));
+  CHECK(lo < real_t<T>(-0.9));  // 16k draws: both ends are reached
+  CHECK(hi > real_t<T>(0.9));
+}
+
+TEST_CASE("cuda: device_count sees the GPU and require_device passes") {
+  CHECK(cuda::device_count() >= 1);
+  CHECK_NOTHROW(cuda::require_device());
+}
