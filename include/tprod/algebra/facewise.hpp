@@ -82,7 +82,7 @@ auto operator*(const transformed<T, L, E1, S1>& a, const transformed<T, L, E2, S
   a.check_same_transform(b, "*");
   using E = detail::product_extents<E1, E2>;
   transformed<T, L, E, S1> c(E(a.m(), b.n(), a.p()), a.transform(), uninitialized);
-  facewise(detail::system_of<S1>(detail::default_execution_of<S1>()), a.data().dynamic_view(),
+  facewise(detail::system_of<S1>(), a.data().dynamic_view(),
            b.data().dynamic_view(), c.data().dynamic_view());
   return c;
 }

@@ -14,7 +14,7 @@ template <scalar T, memory_space S = host_space, transform_policy L>
 auto identity_transformed(std::size_t m, std::size_t p, const L& policy) {
   using Tp = typename L::template original_scalar<T>;
   transformed<Tp, L, dextents3, S> id(dextents3(m, m, p), policy, uninitialized);
-  identity_slices(detail::system_of<S>(detail::default_execution_of<S>()), id.data().dynamic_view());
+  identity_slices(detail::system_of<S>(), id.data().dynamic_view());
   return id;
 }
 

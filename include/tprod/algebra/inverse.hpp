@@ -22,7 +22,7 @@ transformed<T, L, E, S> inverse(const transformed<T, L, E, S>& ahat) {
   static_assert(extents_compatible(E::static_extent(0), E::static_extent(1)),
                 "tprod::inverse: the tensor's fixed frontal slices must be square");
   TPROD_EXPECTS(ahat.m() == ahat.n(), "inverse: frontal slices must be square, but the tensor is " + ahat.shape());
-  const auto sys = detail::system_of<S>(detail::default_execution_of<S>());
+  const auto sys = detail::system_of<S>();
   if (!all_finite(sys, ahat.data().dynamic_view()))
     throw numerical_error("inverse: the " + ahat.shape() + " tensor holds NaN or Inf (in the " +
                           std::string(L::name()) + " transform domain)");

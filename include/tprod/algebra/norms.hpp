@@ -18,7 +18,7 @@ template <any_tensor3 A>
 real_t<value_type_of<A>> frobenius_norm(const A& a) {
   using S = space_of<A>;
   using T = value_type_of<A>;
-  return frobenius_norm(detail::system_of<S>(detail::default_execution_of<S>()),
+  return frobenius_norm(detail::system_of<S>(),
                         tensor3_view<const T, dextents3, S>(cview(a)));
 }
 
@@ -32,7 +32,7 @@ value_type_of<A> inner(const A& a, const B& b) {
   const auto av = cview(a);
   const auto bv = cview(b);
   TPROD_EXPECTS(av.extents() == bv.extents(), "inner: shapes " + av.shape() + " and " + bv.shape() + " differ");
-  return dot(detail::system_of<S>(detail::default_execution_of<S>()), tensor3_view<const T, dextents3, S>(av),
+  return dot(detail::system_of<S>(), tensor3_view<const T, dextents3, S>(av),
              tensor3_view<const T, dextents3, S>(bv));
 }
 
@@ -40,7 +40,7 @@ value_type_of<A> inner(const A& a, const B& b) {
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 real_t<T> frobenius_norm(const transformed<T, L, E, S>& ahat) {
   const std::vector<double> squares =
-      slice_squared_norms(detail::system_of<S>(detail::default_execution_of<S>()), ahat.data().dynamic_view());
+      slice_squared_norms(detail::system_of<S>(), ahat.data().dynamic_view());
   double sum = 0;
   for (std::size_t k = 0; k < squares.size(); ++k) sum += ahat.slice_weight(k) * squares[k];
   return real_t<T>(std::sqrt(sum));
@@ -53,7 +53,7 @@ auto inner(const transformed<T, L, E1, S>& a, const transformed<T, L, E2, S>& b)
   a.check_same(b, "inner");
   using D = typename L::template domain_scalar<T>;
   const std::vector<D> dots =
-      slice_dots(detail::system_of<S>(detail::default_execution_of<S>()), a.data().dynamic_view(), b.data().dynamic_view());
+      slice_dots(detail::system_of<S>(), a.data().dynamic_view(), b.data().dynamic_view());
   D sum{};
   for (std::size_t k = 0; k < dots.size(); ++k) {
     // A stored slice standing for itself and its conjugate partner adds s + conj(s) = 2·Re(s).

@@ -31,14 +31,7 @@ auto product(const detail::execution_of<space_of<A>>& ex, const A& a, const B& b
     const auto bv = cview(b);
     detail::check_product_shapes("product", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
     const detail::execution_scope_of<space_of<A>> scope(ex);  // temporaries and the facewise product follow ex
-    const auto ahat = transform(ex, a, policy);
-    const auto bhat = transform(ex, b, policy);
-    auto chat = transformed<typename decltype(ahat)::original_scalar, L, detail::product_extents<extents_of<A>, extents_of<B>>,
-                            space_of<A>>(detail::product_extents<extents_of<A>, extents_of<B>>(av.m(), bv.n(), av.p()),
-                                         policy, uninitialized);
-    facewise(detail::system_of<space_of<A>>(ex), ahat.data().dynamic_view(), bhat.data().dynamic_view(),
-             chat.data().dynamic_view());
-    return inverse_transform(ex, std::move(chat));
+    return inverse_transform(ex, transform(ex, a, policy) * transform(ex, b, policy));
   }
 }
 

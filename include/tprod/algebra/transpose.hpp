@@ -15,7 +15,7 @@ template <scalar T, transform_policy L, extents3_type E, memory_space S>
 auto transpose(const transformed<T, L, E, S>& ahat) {
   using Et = extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>;
   transformed<T, L, Et, S> out(Et(ahat.n(), ahat.m(), ahat.p()), ahat.transform(), uninitialized);
-  adjoint_slices(detail::system_of<S>(detail::default_execution_of<S>()), ahat.data().dynamic_view(),
+  adjoint_slices(detail::system_of<S>(), ahat.data().dynamic_view(),
                  out.data().dynamic_view());
   return out;
 }
@@ -34,7 +34,7 @@ auto transpose(const A& a, const L& policy) {
     if (policy.is_real()) {  // a real Z commutes with the slice-wise (conjugate) transpose
       tensor3<T0, extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>, S> at(av.n(), av.m(), av.p(),
                                                                                               uninitialized);
-      adjoint_slices(detail::system_of<S>(detail::default_execution_of<S>()), tensor3_view<const T0, dextents3, S>(av),
+      adjoint_slices(detail::system_of<S>(), tensor3_view<const T0, dextents3, S>(av),
                      at.dynamic_view());
       return at;
     }

@@ -50,8 +50,7 @@ inline constexpr bool dependent_false = false;
 template <scalar T, extents3_type Extents = dextents3, memory_space Space = host_space>
 class tensor3 {
   static constexpr bool on_host = std::same_as<Space, host_space>;
-  using backend_type = backend::system_for<Space>;
-  static auto system() { return backend_type::make(backend_type::default_execution()); }
+  static auto system() { return detail::system_of<Space>(); }
 
  public:
   using value_type = T;

@@ -21,23 +21,6 @@
 namespace tprod {
 
 namespace detail {
-/// @brief The execution type of a memory space's backend (tprod::execution on the host, tprod::cuda::execution
-/// on the device), as a non-deduced parameter type: the operands decide the space, then the execution must fit.
-template <memory_space S>
-using execution_of = typename backend::system_for<S>::execution;
-/// @brief The backend system for an execution of space S.
-template <memory_space S>
-auto system_of(const execution_of<S>& ex) {
-  return backend::system_for<S>::make(ex);
-}
-template <memory_space S>
-const execution_of<S>& default_execution_of() {
-  return backend::system_for<S>::default_execution();
-}
-/// @brief Makes an execution of space S the calling thread's default for a scope: the results and temporaries
-/// of an operation given an explicit execution are then allocated under it (on the device: on its stream).
-template <memory_space S>
-using execution_scope_of = typename backend::system_for<S>::execution_scope;
 /// @brief Fails to compile, with one sentence saying how to copy, when two operands live in different spaces.
 template <memory_space S1, memory_space S2>
 constexpr void static_check_same_space() {
