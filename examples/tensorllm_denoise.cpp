@@ -225,6 +225,9 @@ int run(int argc, char** argv) {
        {"train-docs", "N   training accuracy on N training documents (default 500; quick 100)"},
        {"batch", "B        evaluation batch size (default 64)"}});
   if (o.epochs) std::printf("note: --epochs has no effect (nothing is trained)\n");
+  if (o.zero_gradients)
+    throw std::invalid_argument("--zero-gradients: " + std::string(example_name) +
+                                " trains nothing; give it a checkpoint trained with --zero-gradients instead");
   const std::filesystem::path dir =
       o.extra.count("checkpoint-dir") ? o.extra.at("checkpoint-dir") : "example-output/ltransformer_text";
   const auto [vocabulary_file, weights_file] = checkpoint_files(dir);
@@ -397,7 +400,7 @@ int run(int argc, char** argv) {
                                   {"selected", "tucker-" + chosen.text()},
                                   {"seconds_per_epoch_is", "the evaluation time (nothing is trained)"},
                                   {"threads", num_threads()}};
-    examples::write_summary(*o.summary, example_name, summaries, extra);
+    examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }
   return 0;
 }

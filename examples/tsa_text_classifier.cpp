@@ -175,6 +175,7 @@ int run(int argc, char** argv) {
   examples::fit_config fit;
   fit.epochs = opt.epochs.value_or(opt.quick ? 4 : 3);
   fit.lr = opt.number("lr", opt.quick ? 1e-2 : 3e-3);  // quick: few steps, so a higher peak
+  fit.zero_gradients = opt.zero_gradients;
   fit.progress_every = opt.quick ? 5 : 40;
   fit.eval_train_limit = 2000;  // the training accuracy on 2000 random training documents: evaluation is a third of
                                 // the run's time
@@ -206,7 +207,7 @@ int run(int argc, char** argv) {
   examples::plot_training_curves(log, opt.out / "tsa_text_classifier.png",
                                  "TSA vs dot-product attention, " + std::to_string(length) + " tokens");
   if (opt.summary)
-    examples::write_summary(*opt.summary, "tsa_text_classifier", results,
+    examples::write_summary(*opt.summary, "tsa_text_classifier", examples::majority_rate(test.labels), results,
                             {{"length", length}, {"damping", damping}, {"heads", heads}, {"epochs", fit.epochs}});
   std::printf("log %s, checkpoints in %s\n", log.file().c_str(), ctx.checkpoints.c_str());
   return 0;

@@ -4,19 +4,21 @@
 #
 #   scripts/run-example.sh NAME [options...]
 #
-# NAME: ltransformer_text, tcp_vit, tensorllm_denoise (after ltransformer_text), tsa_text_classifier.
+# NAME: any program in examples/ (ls examples/*.cpp): ltransformer_text, mpo_finetune, multilinear_attention,
+# tcp_vit, tensorllm_denoise (after ltransformer_text), tsa_text_classifier, quickstart.
 # Writes example-output/NAME/ (log CSV, plot PNG, checkpoints/, summary.json); options go to the program
 # (--quick for a short run, --help for the list).
 set -euo pipefail
 name=${1:-}
-case "$name" in
-  ltransformer_text | tensorllm_denoise | tsa_text_classifier) needs_corpus=true ;;
-  tcp_vit) needs_corpus=false ;;
-  *)
-    echo "usage: scripts/run-example.sh ltransformer_text|tcp_vit|tensorllm_denoise|tsa_text_classifier [options...]" >&2
-    exit 2
-    ;;
-esac
+examples_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../examples" && pwd)"
+if [[ -z "$name" || ! -f "$examples_dir/$name.cpp" ]]; then
+  echo "usage: scripts/run-example.sh NAME [options...], NAME one of:" \
+    $(basename -s .cpp "$examples_dir"/*.cpp) >&2
+  exit 2
+fi
+# The text examples default their --data to the corpus this script builds; the others bring their own data.
+needs_corpus=false
+grep -q '"build/data/spam-assassin"' "$examples_dir/$name.cpp" && needs_corpus=true
 shift
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -26,6 +28,10 @@ args=()
 if [[ "$needs_corpus" == true ]]; then
   "$repo_root/scripts/make-text-corpus.sh" "$build_dir/data/spam-assassin"
   args+=(--data "$build_dir/data/spam-assassin")
+fi
+if [[ "$name" == quickstart ]]; then
+  "$build_dir/examples/$name" "$@"
+  exit
 fi
 out="example-output/$name"
 mkdir -p "$out"

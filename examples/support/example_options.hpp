@@ -6,6 +6,8 @@
 //   --summary FILE     also write the run's summary JSON there
 //   --threads N        worker threads (default: all cores, or TPROD_NUM_THREADS)
 //   --epochs N         override the number of epochs
+//   --zero-gradients   a diagnostic: zero every gradient before each optimizer step, so the models learn nothing
+//                      (CI runs each example so and checks that its accuracy floor then fails)
 //   --help
 // An example may accept further "--name value" options; anything unknown is refused with the usage text.
 #include <cstdlib>
@@ -25,6 +27,7 @@ namespace tprod::examples {
 struct options {
   std::string example;
   bool quick = false;
+  bool zero_gradients = false;  ///< --zero-gradients: train with every gradient zeroed (examples::fit_config)
   std::filesystem::path data, out;
   std::optional<std::filesystem::path> summary;
   std::optional<std::size_t> epochs;
@@ -60,12 +63,14 @@ inline options parse_options(int argc, char** argv, const std::string& example, 
   o.data = default_data;
   o.out = std::filesystem::path("example-output") / example;
   const auto usage = [&](std::ostream& s) {
-    s << "usage: " << example << " [--quick] [--data DIR] [--out DIR] [--summary FILE] [--threads N] [--epochs N]";
+    s << "usage: " << example
+      << " [--quick] [--zero-gradients] [--data DIR] [--out DIR] [--summary FILE] [--threads N] [--epochs N]";
     for (const auto& [k, _] : own) s << " [--" << k << " V]";
     s << "\n" << what << "\n  --quick         a small run (CI)\n  --data DIR      the data (default " << default_data.string()
       << ")\n  --out DIR       logs, plot and checkpoints (default " << o.out.string()
       << ")\n  --summary FILE  write the run's summary as JSON\n  --threads N     worker threads (default: all cores)\n"
-         "  --epochs N      number of epochs\n";
+         "  --epochs N      number of epochs\n"
+         "  --zero-gradients  zero every gradient before each optimizer step (a diagnostic: nothing is learned)\n";
     for (const auto& [k, h] : own) s << "  --" << k << "  " << h << "\n";
   };
   std::set<std::string> known;
@@ -87,8 +92,8 @@ inline options parse_options(int argc, char** argv, const std::string& example, 
       usage(std::cout);
       std::exit(0);
     }
-    if (a == "--quick") {
-      o.quick = true;
+    if (a == "--quick" || a == "--zero-gradients") {
+      (a == "--quick" ? o.quick : o.zero_gradients) = true;
       continue;
     }
     if (a.rfind("--", 0) != 0) fail("unexpected argument '" + a + "'");

@@ -34,6 +34,7 @@ struct fit_config {
   std::size_t progress_every = 50;   ///< a progress line every this many steps
   std::size_t eval_train_limit = 0;  ///< evaluate on at most this many training examples (0: all)
   std::uint64_t seed = 1;            ///< the order of the batches
+  bool zero_gradients = false;       ///< a diagnostic (--zero-gradients): zero every gradient before each step
 };
 
 struct fit_result {
@@ -80,6 +81,9 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
   std::size_t step = 0, trained = 0;
   std::printf("[%s] %zu parameters, %zu training and %zu test examples, %zu epochs of %zu steps\n", name.c_str(),
               params.count(), n_train, n_test, cfg.epochs, steps_per_epoch);
+  if (cfg.zero_gradients)
+    std::printf("[%s] --zero-gradients: every gradient is zeroed before each step, so nothing is learned\n",
+                name.c_str());
   for (std::size_t epoch = 1; epoch <= cfg.epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), rng);
     const auto t0 = std::chrono::steady_clock::now();
@@ -92,6 +96,7 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       example_batch<T> b = make_train(idx);
       b.info.mode = nn::phase::train;
       const auto r = nn::classification_step(model, b.input, b.info, b.labels);
+      if (cfg.zero_gradients) params.zero_grad();
       if (cfg.clip > 0) nn::clip_grad_norm(params.grads, cfg.clip);
       nn::step(opt, params, schedule(step));
       params.zero_grad();

@@ -1,7 +1,7 @@
 #pragma once
 // What a training example leaves behind: a CSV log of every evaluation (one row per model and epoch), a PNG plot
 // of the curves drawn by gnuplot, and a summary JSON
-//   {"example": …, "models": [{"name", "parameters", "encoder_parameters", "train_accuracy", "test_accuracy",
+//   {"example": …, "test_majority_rate": …, "models": [{"name", "parameters", "encoder_parameters", "train_accuracy", "test_accuracy",
 //    "seconds_per_epoch", …}, …], …}
 // All files are written whole or not at all (tprod::io::atomic_file).
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -108,11 +109,23 @@ inline bool plot_training_curves(const training_log& log, const std::filesystem:
   return true;
 }
 
-/// @brief Writes the summary JSON; refuses (std::runtime_error) a non-finite number, which would make it invalid.
-inline void write_summary(const std::filesystem::path& file, const std::string& example,
+/// @brief The share of the most frequent label: the accuracy of a model that always answers it, the rate every
+/// trained model must clearly beat (0 for no labels).
+inline double majority_rate(const std::vector<std::size_t>& labels) {
+  std::map<std::size_t, std::size_t> counts;
+  std::size_t most = 0;
+  for (auto l : labels) most = std::max(most, ++counts[l]);
+  return labels.empty() ? 0.0 : double(most) / double(labels.size());
+}
+
+/// @brief Writes the summary JSON with the test split's majority-class rate (see majority_rate) beside the models, so
+/// that a check can tell a model that learned from one that answers the majority class; refuses
+/// (std::runtime_error) a non-finite number, which would make the JSON invalid.
+inline void write_summary(const std::filesystem::path& file, const std::string& example, double test_majority_rate,
                           const std::vector<model_summary>& models, const nlohmann::json& extra = nlohmann::json::object()) {
   nlohmann::json j = extra;
   j["example"] = example;
+  j["test_majority_rate"] = test_majority_rate;
   j["models"] = nlohmann::json::array();
   for (const auto& m : models) {
     for (double v : {m.train_accuracy, m.test_accuracy, m.seconds_per_epoch})
