@@ -18,6 +18,12 @@ if(TARGET tprod_cuda)
 else()
   set(TPROD_INSTALLED_CUDA OFF)
 endif()
+if(TARGET tprod_mpi)
+  install(TARGETS tprod_mpi EXPORT tprodTargets)
+  set(TPROD_INSTALLED_MPI ON)
+else()
+  set(TPROD_INSTALLED_MPI OFF)
+endif()
 install(EXPORT tprodTargets NAMESPACE tprod:: DESTINATION ${TPROD_INSTALL_CMAKEDIR})
 
 # Header-only, the package fits any architecture; with the compiled instances or the CUDA library it does not.

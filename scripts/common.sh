@@ -27,6 +27,13 @@ else
   cuda_options=(-DTPROD_ENABLE_CUDA=OFF)
 fi
 
+# The distributed tensors and their tests (mpirun with 1 to 4 ranks) are built whenever Open MPI is there, which
+# install-deps.sh installs; TPROD_ENABLE_MPI=OFF in the environment leaves them out.
+mpi_options=(-DTPROD_ENABLE_MPI=OFF)
+if [[ "${TPROD_ENABLE_MPI:-ON}" != OFF ]]; then
+  mpi_options=(-DTPROD_ENABLE_MPI=ON)
+fi
+
 # tprod_configure [cmake -D options...]: installs the missing Debian packages, then configures $build_dir.
 tprod_configure() {
   "$repo_root/scripts/install-deps.sh"
@@ -35,5 +42,5 @@ tprod_configure() {
     "${CXX:-c++}" --version | head -n 1
     echo "cores: $(nproc)"
   fi
-  cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "${cuda_options[@]}" "$@"
+  cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "${cuda_options[@]}" "${mpi_options[@]}" "$@"
 }

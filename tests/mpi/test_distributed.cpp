@@ -1,0 +1,242 @@
+// The distributed tensors against the one-process library: every rank builds the same whole tensors from the same
+// seeds, computes the one-process result, and checks its own part of the distributed one (its tubes, or its slices
+// of the transform domain). Double within 1e-12 of the scale, as docs/distributed.md promises; float within its
+// epsilon times the size. Shapes cover p not divisible by the rank count, ranks that own no tube or no slice, and
+// empty tensors.
+#include <string>
+#include <tuple>
+
+#include "tprod/distributed.hpp"
+#include "tprod_test.hpp"
+
+namespace {
+
+using namespace tprod;
+namespace dist = tprod::distributed;
+using test::cd;
+
+template <class T>
+double rel_tol(std::size_t n) {
+  return std::is_same_v<real_t<T>, double> ? 1e-12 : test::tol<T>(n);
+}
+
+/// max |x − y| ≤ rel_tol · max(1, max |y|).
+#define CHECK_PART_CLOSE(x, y, T, n)                                                                    \
+  do {                                                                                                 \
+    const double diff_ = test::max_diff(x, y), bound_ = rel_tol<T>(n) * test::max_abs(y);               \
+    CHECK_MESSAGE(diff_ <= bound_, "max |difference| ", diff_, " > ", bound_);                          \
+  } while (false)
+
+/// This rank's tubes of a whole tensor, as its local part is laid out ((owned tubes)×1×p).
+template <class T>
+tensor3<T> tubes_of(const tensor3<T>& whole, const dist::block_partition& tubes, int rank) {
+  const std::size_t first = tubes.begin(rank), count = tubes.size(rank), mn = whole.m() * whole.n();
+  tensor3<T> part(count, 1, whole.p());
+  for (std::size_t k = 0; k < whole.p(); ++k)
+    for (std::size_t t = 0; t < count; ++t) part(t, 0, k) = whole.data()[first + t + mn * k];
+  return part;
+}
+
+/// This rank's stored slices of a whole transform-domain tensor.
+template <class T, class L>
+auto slices_of(const transformed<T, L>& whole, const dist::block_partition& slices, int rank) {
+  tensor3<typename L::template domain_scalar<T>> part(whole.m(), whole.n(), slices.size(rank));
+  for (std::size_t k = 0; k < part.p(); ++k) part.slice(k) = whole.slice(slices.begin(rank) + k);
+  return part;
+}
+
+/// The shapes every test runs: (m, n, p) with p = 5 and 7 (not divisible by 2, 3 or 4), m·n below the rank count,
+/// and a 1×1×1 tensor.
+const std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> shapes = {
+    {4, 3, 5}, {3, 5, 7}, {1, 2, 3}, {6, 6, 2}, {1, 1, 1}};
+
+/// Calls f(m, n, p, L) for every shape and every transform (the shape and L's name logged for a failure).
+template <class F>
+void for_each_transform_and_shape(F&& f) {
+  for (const auto& [m, n, p] : shapes) {
+    INFO("m = ", m, ", n = ", n, ", p = ", p);
+    const Eigen::MatrixXd zr = test::well_conditioned(p, 7);
+    const Eigen::MatrixXd zi = test::well_conditioned(p, 11);
+    const Eigen::MatrixXcd zc = zr.template cast<cd>() + cd(0, 1) * zi.template cast<cd>() * 0.5;
+    const auto call = [&](const auto& l) {
+      INFO("transform ", l.name());
+      f(m, n, p, l);
+    };
+    std::apply([&](const auto&... l) { (call(l), ...); },
+               std::make_tuple(dct{}, dft{}, identity_transform{}, matrix_transform<double>(zr),
+                               matrix_transform<cd>(zc)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("distributed: a block partition gives every rank a contiguous block, sizes within one, larger first") {
+  const dist::block_partition a(10, 4);
+  CHECK(a.count() == 10);
+  CHECK(a.begin(0) == 0);
+  CHECK(a.end(0) == 3);
+  CHECK(a.end(1) == 6);
+  CHECK(a.end(2) == 8);
+  CHECK(a.end(3) == 10);
+  const dist::block_partition b(2, 4);  // more ranks than items: the last two own none
+  CHECK(b.size(0) == 1);
+  CHECK(b.size(1) == 1);
+  CHECK(b.size(2) == 0);
+  CHECK(b.size(3) == 0);
+  CHECK(b.begin(3) == 2);
+  CHECK_THROWS_AS(dist::block_partition(3, 0), argument_error);
+}
+
+TEST_CASE_TEMPLATE("distributed: scatter and gather move every tube to its rank and back", T, TPROD_TEST_SCALARS) {
+  const dist::communicator comm;
+  for (const auto& [m, n, p] : shapes) {
+    const auto whole = random_tensor3<T>(m, n, p, 3);
+    for (int root = 0; root < comm.size(); ++root) {
+      // Only the root's tensor is read: the others pass an empty one.
+      const auto a = dist::scatter(comm, comm.rank() == root ? whole : tensor3<T>(), root);
+      CHECK(a.m() == m);
+      CHECK(a.n() == n);
+      CHECK(a.p() == p);
+      CHECK(test::max_diff(a.local(), tubes_of(whole, a.tubes(), comm.rank())) == 0.0);
+      const auto back = dist::gather(a, root);
+      if (comm.rank() == root) CHECK(test::max_diff(back, whole) == 0.0);
+      else CHECK(back.size() == 0);
+    }
+  }
+  CHECK_THROWS_AS(dist::scatter(comm, tensor3<T>(2, 2, 2), comm.size()), distributed_error);
+}
+
+TEST_CASE_TEMPLATE("distributed: the transform and its inverse equal the one-process ones, slice by slice", T, float,
+                   double) {
+  const dist::communicator comm;
+  for_each_transform_and_shape([&](std::size_t m, std::size_t n, std::size_t p, const auto& l) {
+    using To = typename std::decay_t<decltype(l)>::template original_scalar<T>;
+    const auto whole = random_tensor3<To>(m, n, p, 5);
+    const auto a = dist::scatter(comm, whole);
+    const auto ahat = dist::transform(a, l);
+    const auto one = transform(whole, l);
+    CHECK(ahat.stored_slices() == one.stored_slices());
+    CHECK_PART_CLOSE(ahat.local(), slices_of(one, ahat.slices(), comm.rank()), To, p);
+    const auto back = dist::inverse_transform(ahat);
+    CHECK_PART_CLOSE(back.local(), tubes_of(whole, back.tubes(), comm.rank()), To, p);
+  });
+}
+
+TEST_CASE_TEMPLATE("distributed: products, transposes, identities and inverses equal the one-process ones", T, float,
+                   double, std::complex<double>) {
+  const dist::communicator comm;
+  for_each_transform_and_shape([&](std::size_t m, std::size_t n, std::size_t p, const auto& l) {
+    using To = typename std::decay_t<decltype(l)>::template original_scalar<T>;
+    const auto wa = random_tensor3<To>(m, n, p, 11), wb = random_tensor3<To>(n, m + 1, p, 12);
+    const auto a = dist::scatter(comm, wa), b = dist::scatter(comm, wb);
+
+    const auto c = dist::product(a, b, l);
+    CHECK(c.m() == m);
+    CHECK(c.n() == m + 1);
+    CHECK_PART_CLOSE(c.local(), tubes_of(product(wa, wb, l), c.tubes(), comm.rank()), To, n * p);
+
+    // A chain kept in the transform domain: (Â·B̂)ᵀ·(Â·B̂).
+    const auto ahat = dist::transform(a, l), bhat = dist::transform(b, l);
+    const auto chat = ahat * bhat;
+    const auto chain = dist::transpose(chat) * chat;
+    const auto one_chat = transform(wa, l) * transform(wb, l);
+    const auto one_chain = transpose(one_chat) * one_chat;
+    CHECK_PART_CLOSE(chain.local(), slices_of(one_chain, chain.slices(), comm.rank()), To, 2 * n * m * p);
+
+    const auto at = dist::transpose(a, l);
+    CHECK(at.m() == n);
+    CHECK_PART_CLOSE(at.local(), tubes_of(transpose(wa, l), at.tubes(), comm.rank()), To, p);
+
+    const auto id = dist::identity<T>(comm, m, p, l);
+    CHECK_PART_CLOSE(id.local(), tubes_of(identity<T>(m, p, l), id.tubes(), comm.rank()), To, p);
+
+    // A well-conditioned square tensor: its inverse, and A *_L A⁻¹ = I.
+    auto wsq = random_tensor3<To>(m, m, p, 13);
+    for (std::size_t k = 0; k < p; ++k)
+      for (std::size_t i = 0; i < m; ++i) wsq(i, i, k) += To(real_t<To>(2 * m));
+    const auto sq = dist::scatter(comm, wsq);
+    const auto inv = dist::inverse(sq, l);
+    CHECK_PART_CLOSE(inv.local(), tubes_of(inverse(wsq, l), inv.tubes(), comm.rank()), To, m * p);
+  });
+}
+
+TEST_CASE_TEMPLATE("distributed: norms and inner products are the one-process ones on every rank", T,
+                   TPROD_TEST_SCALARS) {
+  const dist::communicator comm;
+  for_each_transform_and_shape([&](std::size_t m, std::size_t n, std::size_t p, const auto& l) {
+    using To = typename std::decay_t<decltype(l)>::template original_scalar<T>;
+    const auto wa = random_tensor3<To>(m, n, p, 21), wb = random_tensor3<To>(m, n, p, 22);
+    const auto a = dist::scatter(comm, wa), b = dist::scatter(comm, wb);
+    const double scale = std::max(1.0, double(frobenius_norm(wa)) * double(frobenius_norm(wb)));
+    CHECK(std::abs(double(dist::frobenius_norm(a)) - double(frobenius_norm(wa))) <=
+          rel_tol<To>(m * n * p) * std::max(1.0, double(frobenius_norm(wa))));
+    CHECK(std::abs(cd(dist::inner(a, b)) - cd(inner(wa, wb))) <= rel_tol<To>(m * n * p) * scale);
+    const auto ahat = dist::transform(a, l), bhat = dist::transform(b, l);
+    const auto oa = transform(wa, l), ob = transform(wb, l);
+    CHECK(std::abs(double(dist::frobenius_norm(ahat)) - double(frobenius_norm(oa))) <=
+          rel_tol<To>(m * n * p) * std::max(1.0, double(frobenius_norm(oa))));
+    CHECK(std::abs(cd(dist::inner(ahat, bhat)) - cd(inner(oa, ob))) <=
+          rel_tol<To>(m * n * p) * std::max(1.0, double(frobenius_norm(oa)) * double(frobenius_norm(ob))));
+  });
+}
+
+TEST_CASE("distributed: empty tensors pass through every operation") {
+  const dist::communicator comm;
+  for (const auto& [m, n] : {std::pair<std::size_t, std::size_t>{0, 3}, {3, 0}, {0, 0}}) {
+    const auto a = dist::scatter(comm, tensor3<double>(m, n, 4));
+    const auto b = dist::scatter(comm, tensor3<double>(n, m, 4));
+    CHECK(dist::product(a, b, dct{}).m() == m);
+    CHECK(dist::product(b, a, dft{}).n() == n);
+    CHECK(dist::frobenius_norm(a) == 0.0);
+    const auto back = dist::gather(dist::inverse_transform(dist::transform(a, dft{})));
+    if (comm.rank() == 0) CHECK(back.size() == 0);
+  }
+}
+
+TEST_CASE("distributed: a bad part on one rank stops every rank with the same error, naming that rank") {
+  const dist::communicator comm;
+  const int bad = comm.size() - 1;
+  const dist::block_partition tubes(4 * 3, comm.size());
+  const std::size_t rows = tubes.size(comm.rank()) + (comm.rank() == bad ? 1 : 0);
+  try {
+    (void)dist::tensor3<double>::from_local(comm, 4, 3, 5, tensor3<double>(rows, 1, 5));
+    FAIL("from_local accepted a part of the wrong shape");
+  } catch (const distributed_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("rank " + std::to_string(bad) + " of " + std::to_string(comm.size())) == 0);
+    CHECK(what.find("must be " + shape_string(tubes.size(bad), 1, 5)) != std::string::npos);
+  }
+  // The communicator still works on every rank: nobody was left behind in a collective.
+  CHECK(dist::frobenius_norm(dist::scatter(comm, tensor3<double>(2, 2, 2))) == 0.0);
+}
+
+TEST_CASE("distributed: a singular slice on one rank stops every rank, naming the rank and the global slice") {
+  const dist::communicator comm;
+  const std::size_t p = 5;
+  auto whole = random_tensor3<double>(3, 3, p, 31);
+  auto what = transform(whole, dct{});
+  what.slice(p - 1).setZero();  // the last slice, on the last rank that owns a slice
+  const auto a = dist::scatter(comm, inverse_transform(what));
+  const dist::block_partition slices(p, comm.size());
+  int owner = 0;
+  while (!(slices.begin(owner) <= p - 1 && p - 1 < slices.end(owner))) ++owner;
+  try {
+    (void)dist::inverse(a, dct{});
+    FAIL("inverse accepted a singular slice");
+  } catch (const distributed_error& e) {
+    const std::string text = e.what();
+    CHECK(text.find("rank " + std::to_string(owner)) == 0);
+    CHECK(text.find("slice " + std::to_string(p - 1)) != std::string::npos);
+  }
+  CHECK_THROWS_AS(dist::inverse(dist::scatter(comm, tensor3<double>(2, 3, p)), dct{}), shape_error);
+}
+
+TEST_CASE("distributed: operands of different shapes are refused on every rank alike") {
+  const dist::communicator comm;
+  const auto a = dist::scatter(comm, tensor3<double>(2, 3, 4)), b = dist::scatter(comm, tensor3<double>(2, 3, 4));
+  CHECK_THROWS_AS(dist::product(a, b, dct{}), shape_error);
+  CHECK_THROWS_AS(dist::inner(a, dist::scatter(comm, tensor3<double>(3, 2, 4))), shape_error);
+  CHECK_THROWS_AS(dist::transform(a, dct{}) * dist::transform(dist::scatter(comm, tensor3<double>(3, 2, 5)), dct{}),
+                  shape_error);
+  CHECK_THROWS_AS(dist::transform(a, matrix_transform<double>(Eigen::MatrixXd::Identity(3, 3))), shape_error);
+}
