@@ -5,7 +5,8 @@
 #   scripts/run-example.sh NAME [options...]
 #
 # NAME: any program in examples/ (ls examples/*.cpp): ltransformer_text, mpo_finetune, multilinear_attention,
-# tcp_vit, tensorllm_denoise (after ltransformer_text), tsa_text_classifier, quickstart.
+# tcp_vit, tensorllm_denoise (after ltransformer_text), tsa_text_classifier, quickstart, distributed_product (on 2
+# MPI ranks).
 # Writes example-output/NAME/ (log CSV, plot PNG, checkpoints/, summary.json); options go to the program
 # (--quick for a short run, --help for the list).
 set -euo pipefail
@@ -32,6 +33,9 @@ fi
 if [[ "$name" == quickstart ]]; then
   "$build_dir/examples/$name" "$@"
   exit
+fi
+if [[ "$name" == distributed_* ]]; then  # an MPI program: on 2 ranks here (mpirun -np N for more)
+  exec mpirun -np 2 --oversubscribe "$build_dir/examples/$name" "$@"
 fi
 out="example-output/$name"
 mkdir -p "$out"
