@@ -53,9 +53,12 @@ std::size_t option(int argc, char** argv, const std::string& name, std::size_t f
 
 int run(int argc, char** argv) {
   const dist::communicator comm;
-  const std::size_t s = option(argc, argv, "size", 1024, comm.rank()), p = option(argc, argv, "tubes", 16, comm.rank());
-  const std::size_t reps = option(argc, argv, "reps", 5, comm.rank()), chain = option(argc, argv, "chain", 10, comm.rank());
-  set_num_threads(option(argc, argv, "threads", 1, comm.rank()));
+  const auto number = [&](const std::string& name, std::size_t fallback) {
+    return option(argc, argv, name, fallback, comm.rank());
+  };
+  const std::size_t s = number("size", 1024), p = number("tubes", 16), reps = number("reps", 5);
+  const std::size_t chain = number("chain", 10);
+  set_num_threads(number("threads", 1));
   const bool root = comm.rank() == 0;
   if (root)
     std::printf("distributed_product: %zux%zux%zu double under the DCT on %d ranks, %zu threads each\n", s, s, p,

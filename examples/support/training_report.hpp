@@ -1,8 +1,8 @@
 #pragma once
 // What a training example leaves behind: a CSV log of every evaluation (one row per model and epoch), a PNG plot
 // of the curves drawn by gnuplot, and a summary JSON
-//   {"example": …, "test_majority_rate": …, "models": [{"name", "parameters", "encoder_parameters", "train_accuracy", "test_accuracy",
-//    "seconds_per_epoch", …}, …], …}
+//   {"example": …, "test_majority_rate": …, "models": [{"name", "parameters", "encoder_parameters",
+//    "train_accuracy", "test_accuracy", "seconds_per_epoch", …}, …], …}
 // All files are written whole or not at all (tprod::io::atomic_file).
 #include <algorithm>
 #include <cmath>

@@ -6,12 +6,35 @@
 /// those of the full p-slice tensor Â (stored slices counted with their slice_weight). For a Z that is a
 /// multiple of a unitary matrix, ‖A‖²_F = c·‖Â‖²_F with c = L.norm_scale(p) (1 for dct, 1/p for dft).
 #include <cmath>
+#include <vector>
 
 #include "tprod/backend/cpu/elementwise.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
 
 namespace tprod {
+
+namespace detail {
+/// @brief Σ_k w_k·s_k: the squared Frobenius norm of the full p-slice tensor from its stored slices' squared norms
+/// s_k, weight_of(k) the stored slice k's slice_weight (also over a block of slices: the distributed tensors).
+template <class Weight>
+double weighted_squares_sum(const std::vector<double>& squares, Weight&& weight_of) {
+  double sum = 0;
+  for (std::size_t k = 0; k < squares.size(); ++k) sum += weight_of(k) * squares[k];
+  return sum;
+}
+
+/// @brief Σ over the full p-slice tensor of per-slice inner products, from the stored slices' dots: a stored slice
+/// standing for itself and its conjugate partner (weight_of(k) = 2) adds s + conj(s) = 2·Re(s).
+template <class D, class Weight>
+D weighted_dots_sum(const std::vector<D>& dots, Weight&& weight_of) {
+  D sum{};
+  for (std::size_t k = 0; k < dots.size(); ++k) {
+    if (weight_of(k) == 2.0) sum += D(2 * std::real(dots[k])); else sum += dots[k];
+  }
+  return sum;
+}
+}  // namespace detail
 
 /// @brief ‖A‖_F, in A's memory space.
 template <any_tensor3 A>
@@ -41,8 +64,7 @@ template <scalar T, transform_policy L, extents3_type E, memory_space S>
 real_t<T> frobenius_norm(const transformed<T, L, E, S>& ahat) {
   const std::vector<double> squares =
       slice_squared_norms(detail::system_of<S>(), ahat.data().dynamic_view());
-  double sum = 0;
-  for (std::size_t k = 0; k < squares.size(); ++k) sum += ahat.slice_weight(k) * squares[k];
+  const double sum = detail::weighted_squares_sum(squares, [&](std::size_t k) { return ahat.slice_weight(k); });
   return real_t<T>(std::sqrt(sum));
 }
 
@@ -54,12 +76,7 @@ auto inner(const transformed<T, L, E1, S>& a, const transformed<T, L, E2, S>& b)
   using D = typename L::template domain_scalar<T>;
   const std::vector<D> dots =
       slice_dots(detail::system_of<S>(), a.data().dynamic_view(), b.data().dynamic_view());
-  D sum{};
-  for (std::size_t k = 0; k < dots.size(); ++k) {
-    // A stored slice standing for itself and its conjugate partner adds s + conj(s) = 2·Re(s).
-    if (a.slice_weight(k) == 2.0) sum += D(2 * std::real(dots[k])); else sum += dots[k];
-  }
-  return sum;
+  return detail::weighted_dots_sum(dots, [&](std::size_t k) { return a.slice_weight(k); });
 }
 
 }  // namespace tprod

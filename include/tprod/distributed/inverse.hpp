@@ -27,7 +27,8 @@ transformed<T, L> inverse(const transformed<T, L>& ahat) {
   const std::size_t owned = ahat.slices().size(comm.rank());
   // The one-process test measures every slice against the largest slice's 1-norm: that maximum is global.
   R local_scale = 0, scale = 0;
-  for (std::size_t k = 0; k < owned; ++k) local_scale = std::max(local_scale, a.slice(k).cwiseAbs().colwise().sum().maxCoeff());
+  for (std::size_t k = 0; k < owned; ++k)
+    local_scale = std::max(local_scale, a.slice(k).cwiseAbs().colwise().sum().maxCoeff());
   TPROD_MPI_CHECK(MPI_Allreduce(&local_scale, &scale, 1, mpi_type<R>(), MPI_MAX, comm.get()));
   transformed<T, L> out(comm, ahat.m(), ahat.n(), ahat.p(), ahat.transform(), uninitialized);
   collectively(comm, [&] {

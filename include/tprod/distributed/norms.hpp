@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "tprod/algebra/norms.hpp"
 #include "tprod/backend/cpu/elementwise.hpp"
 #include "tprod/distributed/transformed.hpp"
 
@@ -36,8 +37,8 @@ T inner(const tensor3<T>& a, const tensor3<T>& b) {
   TPROD_EXPECTS(a.m() == b.m() && a.n() == b.n() && a.p() == b.p(),
                 "distributed::inner: shapes " + a.shape() + " and " + b.shape() + " differ");
   T sum{};
-  for (const T& d : slice_dots(tprod::detail::system_of<host_space>(), a.local().dynamic_view(), b.local().dynamic_view()))
-    sum += d;
+  const auto sys = tprod::detail::system_of<host_space>();
+  for (const T& d : slice_dots(sys, a.local().dynamic_view(), b.local().dynamic_view())) sum += d;
   return detail::sum_over_ranks(a.comm(), sum);
 }
 
@@ -46,8 +47,8 @@ template <scalar T, transform_policy L>
 real_t<T> frobenius_norm(const transformed<T, L>& ahat) {
   const std::vector<double> squares =
       slice_squared_norms(tprod::detail::system_of<host_space>(), ahat.local().dynamic_view());
-  double sum = 0;
-  for (std::size_t k = 0; k < squares.size(); ++k) sum += ahat.slice_weight(ahat.first_slice() + k) * squares[k];
+  const double sum = tprod::detail::weighted_squares_sum(
+      squares, [&](std::size_t k) { return ahat.slice_weight(ahat.first_slice() + k); });
   return real_t<T>(std::sqrt(detail::sum_over_ranks(ahat.comm(), sum)));
 }
 
@@ -58,11 +59,8 @@ auto inner(const transformed<T, L>& a, const transformed<T, L>& b) {
   using D = typename L::template domain_scalar<T>;
   const std::vector<D> dots =
       slice_dots(tprod::detail::system_of<host_space>(), a.local().dynamic_view(), b.local().dynamic_view());
-  D sum{};
-  for (std::size_t k = 0; k < dots.size(); ++k) {
-    // A stored slice standing for itself and its conjugate partner adds s + conj(s) = 2·Re(s).
-    if (a.slice_weight(a.first_slice() + k) == 2.0) sum += D(2 * std::real(dots[k])); else sum += dots[k];
-  }
+  const D sum =
+      tprod::detail::weighted_dots_sum(dots, [&](std::size_t k) { return a.slice_weight(a.first_slice() + k); });
   return detail::sum_over_ranks(a.comm(), sum);
 }
 

@@ -65,10 +65,12 @@ class transformed {
   template <class Other>
   void check_compatible(const Other& b, const char* op) const {
     if (!(comm_ == b.comm()))
-      throw shape_error(std::string("distributed::transformed ") + op + ": the operands live on different communicators");
+      throw shape_error(std::string("distributed::transformed ") + op +
+                        ": the operands live on different communicators");
     if (!(policy_ == b.transform()))
-      throw transform_mismatch_error(std::string("distributed::transformed ") + op + ": the operands are in different " +
-                                     std::string(L::name()) + " transform domains (different Z)");
+      throw transform_mismatch_error(std::string("distributed::transformed ") + op +
+                                     ": the operands are in different " + std::string(L::name()) +
+                                     " transform domains (different Z)");
     TPROD_EXPECTS(p_ == b.p(), std::string("distributed::transformed ") + op + ": tubes p = " + std::to_string(p_) +
                                    " and p = " + std::to_string(b.p()) + " differ");
   }

@@ -26,8 +26,9 @@ class block_type {
     block_type t;
     if (b.empty()) return t;
     MPI_Datatype columns = MPI_DATATYPE_NULL;
-    TPROD_MPI_CHECK(MPI_Type_create_hvector(mpi_int(b.columns, "columns of a block"), mpi_int(b.rows, "rows of a block"),
-                                            MPI_Aint(b.stride * sizeof(T)), mpi_type<T>(), &columns));
+    TPROD_MPI_CHECK(MPI_Type_create_hvector(mpi_int(b.columns, "columns of a block"),
+                                            mpi_int(b.rows, "rows of a block"), MPI_Aint(b.stride * sizeof(T)),
+                                            mpi_type<T>(), &columns));
     int one = 1;
     MPI_Aint offset = MPI_Aint(b.offset * sizeof(T));
     TPROD_MPI_CHECK(MPI_Type_create_struct(1, &one, &offset, &columns, &t.type_));
