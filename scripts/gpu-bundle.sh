@@ -10,7 +10,8 @@
 #
 # On the GPU machine, with the device tool: `run` with carry: [".gpu-bundle"] and the command
 #     bash .gpu-bundle/run.sh "$OUT"
-# (append --quick for the tests, the s256 benchmark cases and the peer's S = 256 only). The results come back
+# (append --quick for the tests, the s256 benchmark cases and the peer's S = 256 only, or --filter=REGEX for the
+# benchmark cases matching REGEX). The results come back
 # under $OUT: gpu-run.log (everything), test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json.
 #
 # Usage: scripts/gpu-bundle.sh   (prints the bundle's path as its last line)
@@ -36,6 +37,9 @@ fail() {
 for tool in cmake ldd strip du; do
   command -v "$tool" >/dev/null || fail "$tool not found"
 done
+
+# The Debian packages the build needs (quick when they are all there).
+bash "$repo_root/scripts/install-deps.sh"
 
 # Configure: the CUDA backend for sm_90 (H100, H200), Release, portable host code. TPROD_NATIVE_ARCH=OFF takes
 # -march=native off both the project's programs (tprod_project_options) and tprod::instances, which follow the
@@ -96,21 +100,24 @@ cp bench/peers/torch_lproduct_gpu.py "$bundle/"
 cat >"$bundle/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs tprod's CUDA tests, bench_cuda and the PyTorch peer on this GPU machine (made by scripts/gpu-bundle.sh).
-# Usage: bash run.sh [OUT_DIR] [--quick]
+# Usage: bash run.sh [OUT_DIR] [--quick] [--filter=REGEX]
 #   OUT_DIR  where the results go (default: $OUT if set, else ./gpu-results): gpu-run.log (everything printed),
 #            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json
 #   --quick  the tests, the benchmark's s256 cases and the peer's S = 256 only
+#   --filter=REGEX  only the benchmark cases matching REGEX (Google Benchmark's --benchmark_filter)
 # Every step runs even when an earlier one failed; the exit status is 0 only when all passed, 77 when the only
 # problem is that no GPU is usable (the programs' "skipped"), 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 quick=0
+filter=""
 out=""
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,8p' "$0"; exit 0 ;;
+    --filter=*) filter=${arg#--filter=} ;;
+    -h | --help) sed -n '2,9p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $arg" >&2; exit 2 ;;
     *) out=$arg ;;
   esac
@@ -197,10 +204,11 @@ main() {
     return $rc
   }
   run_bench() {
-    local filter=()
-    ((quick)) && filter=(--benchmark_filter=s256)
+    local select=()
+    ((quick)) && select=(--benchmark_filter=s256)
+    [[ -n "$filter" ]] && select=("--benchmark_filter=$filter")
     LD_LIBRARY_PATH="$libpath" "$here/bin/bench_cuda" --benchmark_out="$out/bench_cuda.json" \
-      --benchmark_out_format=json --benchmark_repetitions=5 --benchmark_report_aggregates_only=true ${filter[@]+"${filter[@]}"}
+      --benchmark_out_format=json --benchmark_repetitions=5 --benchmark_report_aggregates_only=true ${select[@]+"${select[@]}"}
   }
   run_peer() {
     local q=()

@@ -200,6 +200,23 @@ void transform(benchmark::State& state, std::size_t s, std::size_t p) {
   set_items(state, s * s * p);
 }
 
+/// The same shapes through one cuBLAS GEMM, (S²×P)·(P×P), the route the transform takes for factors too large for
+/// tprod's tube kernel: the alternative the kernel is measured against.
+void transform_gemm(benchmark::State& state, std::size_t s, std::size_t p) {
+  run_case(state, [&](device_case& dc) {
+    const auto a = tprod::cuda::random_tensor3<float>(s, s, p, 1, dc.execution());
+    const auto factor = tprod::cuda::random_tensor3<float>(p, p, 1, 2, dc.execution());
+    tprod::device_tensor3<float> out(s, s, p, tprod::uninitialized);
+    dc.time(state, [&] {
+      tprod::backend::cuda::raw::gemm<float>(s * s, p, p, a.data(), s * s, factor.data(), p, out.data(), s * s,
+                                             false, dc.stream());
+    });
+  });
+  set_gflops(state, gflop_transform(s, p));
+  set_bytes(state, 2.0 * double(s * s * p * sizeof(float)));
+  set_items(state, s * s * p);
+}
+
 /// A device-to-device copy of an S×S×P float tensor's bytes: the bandwidth ceiling of the transform.
 void memcpy_limit(benchmark::State& state, std::size_t s, std::size_t p) {
   const std::size_t bytes = s * s * p * sizeof(float);
@@ -239,15 +256,18 @@ void register_cases() {
     add(std::string("lproduct/dct/") + sh + "/tf32", lproduct, 4096, p, true);
     add(std::string("gemm_batched_limit/") + sh + "/tf32", gemm_batched_limit, 4096, p, true);
   }
-  const std::string sh = square_name(1024, 16);
-  benchmark::RegisterBenchmark((std::string("transform/dct/") + sh).c_str(),
-                               [](benchmark::State& st) { transform(st, 1024, 16); })
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark((std::string("memcpy_limit/") + sh).c_str(),
-                               [](benchmark::State& st) { memcpy_limit(st, 1024, 16); })
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
+  const auto add_us = [](const std::string& name, void (*fn)(benchmark::State&, std::size_t, std::size_t),
+                          std::size_t s, std::size_t p) {
+    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { fn(st, s, p); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  };
+  for (std::size_t p : {4, 16, 64}) {
+    const std::string sh = square_name(1024, p);
+    add_us(std::string("transform/dct/") + sh, transform, 1024, p);
+    add_us(std::string("transform_gemm/") + sh, transform_gemm, 1024, p);
+    add_us(std::string("memcpy_limit/") + sh, memcpy_limit, 1024, p);
+  }
   // lsvd/dct/m64_n64_p256 comes with the device L-SVD.
 }
 

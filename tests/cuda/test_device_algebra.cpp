@@ -33,6 +33,21 @@ TEST_CASE_TEMPLATE("device transform and inverse_transform equal the host's", T,
   }
 }
 
+// The transform takes tprod's tube kernel for p, q ≤ 16 (tiles of 4 and 16 outputs) and cuBLAS's GEMM beyond.
+TEST_CASE_TEMPLATE("device transform on both sides of the tube kernel's bounds", T, TPROD_TEST_SCALARS) {
+  for (std::size_t p : {4, 5, 9, 16, 17, 31, 40, 65}) {
+    for_each_policy(p, [&](const auto& l) {
+      CAPTURE(p);
+      CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+      const auto a = random_tensor3<T>(37, 3, p, 20 + p);
+      const auto da = to_device(a);
+      const auto ahat = transform(a, l);
+      check_close(ahat, transform(da, l), p);
+      check_close(inverse_transform(ahat), inverse_transform(to_device(ahat)), 2 * p);
+    });
+  }
+}
+
 TEST_CASE_TEMPLATE("device facewise and L-product equal the host's", T, TPROD_TEST_SCALARS) {
   for (std::size_t p : test_tubes) {
     for_each_policy(p, [&](const auto& l) {

@@ -20,7 +20,10 @@ TEST_CASE_TEMPLATE("device tensor3: copies round-trip exactly and a new tensor i
     CHECK(frobenius_norm(to_host(copied) - a) == 0);
     const device_tensor3<T> zero(m, n, p);
     CHECK(frobenius_norm(to_host(zero)) == 0);
-    CHECK(frobenius_norm(copy(a, device_space{})) == frobenius_norm(a));
+    // the device sums in another order than the host: equal up to the roundings of a sum of a.size() squares
+    const double host_norm = double(frobenius_norm(a));
+    CHECK(std::abs(double(frobenius_norm(copy(a, device_space{}))) - host_norm) <=
+          double(tol<T>(a.size())) * (host_norm + 1));
   }
 }
 

@@ -1,13 +1,15 @@
 #pragma once
 /// @file transform.hpp
 /// @brief The CUDA backend's transform tasks (contract: backend/kernels/transform.hpp), the mirror of
-/// backend/cpu/transform.hpp: Â = A ×₃ Z as one GEMM of the (m·n)×p tube unfolding with the transform's cached
+/// backend/cpu/transform.hpp: Â = A ×₃ Z as the product of the (m·n)×p tube unfolding with the transform's cached
 /// p×q factor (uploaded once per factor, src/cuda/runtime.cu), A = Â ×₃ Z⁻¹ likewise.
 ///
-/// The scalar mixes: a real factor on complex data is one real GEMM on the data seen as real with twice the rows
+/// Small factors (p, q ≤ 16) go through tprod's tube kernel, which reads each tube once and runs near copy
+/// bandwidth for every scalar mix (src/cuda/tube_transform.cu); larger ones through one cuBLAS GEMM. The GEMM's
+/// scalar mixes: a real factor on complex data is one real GEMM on the data seen as real with twice the rows
 /// (column-major complex storage interleaves the parts); a complex factor on real data (the DFT of a real tensor)
 /// promotes the input to complex first, and the half-spectrum inverse keeps the real part of a complex GEMM.
-/// cuFFT (R2C/C2R/C2C) is not used yet: measuring it against the GEMM needs a GPU (docs/design.md).
+/// cuFFT (R2C/C2R/C2C) is not used: see docs/design.md.
 #include <concepts>
 #include <cstddef>
 #include <memory>
@@ -27,6 +29,10 @@ void apply_factor(const system& sys, const std::shared_ptr<const tprod::detail::
                   const In* in, Out* out, std::size_t rows) {
   const std::size_t p = std::size_t(factor->rows()), q = std::size_t(factor->cols());
   const auto* f = static_cast<const S*>(raw::device_matrix(factor->data(), p * q * sizeof(S), factor));
+  if (raw::tube_kernel_applies(p, q, sizeof(S))) {
+    raw::tube_transform(in, f, out, rows, p, q, sys.stream());
+    return;
+  }
   const bool tf32 = sys.ex.tf32;
   if constexpr (std::same_as<In, S> && std::same_as<S, Out>) {
     raw::gemm<S>(rows, q, p, in, rows, f, p, out, rows, tf32, sys.stream());

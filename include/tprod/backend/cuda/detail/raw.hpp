@@ -56,6 +56,17 @@ template <class T>
 void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a, const T* b, T* c,
                           bool tf32, cudaStream_t stream);
 
+// The tube transform's kernel (src/cuda/tube_transform.cu).
+/// @brief Whether tube_transform takes a p×q factor of scalars of this size (small factors: the kernel keeps the
+/// factor in shared memory and runs at copy bandwidth; larger ones go through gemm).
+bool tube_kernel_applies(std::size_t p, std::size_t q, std::size_t factor_scalar_bytes);
+/// @brief out (rows×q) = in (rows×p) · F (p×q), column-major, F on the device. The mixes: In = F = Out; complex
+/// data with a real factor; real data with a complex factor (out complex); complex data and factor into real out
+/// (the real part). Requires tube_kernel_applies(p, q, sizeof(F)).
+template <class In, class F, class Out>
+void tube_transform(const In* in, const F* factor, Out* out, std::size_t rows, std::size_t p, std::size_t q,
+                    cudaStream_t stream);
+
 // Slice factorizations (src/cuda/slice_factorization.cu).
 /// @brief out(:, :, k) = a(:, :, k)⁻¹ for the p square m×m slices (batched LU); rconds[k] (host) =
 /// 1/(‖a_k⁻¹‖₁·max_j ‖a_j‖₁), 0 where LU met a zero pivot.
