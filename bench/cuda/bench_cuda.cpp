@@ -35,6 +35,8 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "tprod/cuda.hpp"
 
@@ -217,6 +219,35 @@ void transform_gemm(benchmark::State& state, std::size_t s, std::size_t p) {
   set_items(state, s * s * p);
 }
 
+/// The L-SVD (DCT, economy) of an m×n×p float tensor: transform, p slice SVDs, factors mapped back.
+void lsvd(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p) {
+  run_case(state, [&](device_case& dc) {
+    const tprod::cuda::execution ex = dc.execution();
+    const auto a = tprod::cuda::random_tensor3<float>(m, n, p, 1, ex);
+    dc.time(state, [&] {
+      auto r = tprod::svd(a, tprod::dct{});
+      benchmark::DoNotOptimize(r.u.data());
+    });
+  });
+  set_items(state, m * n * p);
+}
+
+/// The L-SVD's slice SVDs alone, on a preallocated transform-domain tensor and factors (the same cuSOLVER calls).
+void svd_slices_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p) {
+  run_case(state, [&](device_case& dc) {
+    const auto a = tprod::cuda::random_tensor3<float>(m, n, p, 1, dc.execution());
+    const std::size_t r = std::min(m, n);
+    tprod::device_tensor3<float> u(m, r, p, tprod::uninitialized), v(n, r, p, tprod::uninitialized);
+    std::vector<float> sigma(r * p);
+    std::vector<int> info(p);
+    dc.time(state, [&] {
+      tprod::backend::cuda::raw::svd_slices<float>(a.data(), m, n, p, r, r, u.data(), v.data(), sigma.data(),
+                                                   info.data(), dc.stream());
+    });
+  });
+  set_items(state, m * n * p);
+}
+
 /// A device-to-device copy of an S×S×P float tensor's bytes: the bandwidth ceiling of the transform.
 void memcpy_limit(benchmark::State& state, std::size_t s, std::size_t p) {
   const std::size_t bytes = s * s * p * sizeof(float);
@@ -256,9 +287,8 @@ void register_cases() {
     add(std::string("lproduct/dct/") + sh + "/tf32", lproduct, 4096, p, true);
     add(std::string("gemm_batched_limit/") + sh + "/tf32", gemm_batched_limit, 4096, p, true);
   }
-  const auto add_us = [](const std::string& name, void (*fn)(benchmark::State&, std::size_t, std::size_t),
-                          std::size_t s, std::size_t p) {
-    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { fn(st, s, p); })
+  const auto add_us = [](const std::string& name, auto fn, auto... shape) {
+    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { fn(st, shape...); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
   };
@@ -268,7 +298,11 @@ void register_cases() {
     add_us(std::string("transform_gemm/") + sh, transform_gemm, 1024, p);
     add_us(std::string("memcpy_limit/") + sh, memcpy_limit, 1024, p);
   }
-  // lsvd/dct/m64_n64_p256 comes with the device L-SVD.
+  for (const auto& [m, n, p] : {std::tuple<std::size_t, std::size_t, std::size_t>{64, 64, 256}, {32, 32, 256}}) {
+    const std::string sh = std::string("m") + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
+    add_us(std::string("lsvd/dct/") + sh, lsvd, m, n, p);
+    add_us(std::string("svd_slices_limit/") + sh, svd_slices_limit, m, n, p);
+  }
 }
 
 /// Freed device memory stays in the default pool across synchronizations (tprod allocates with cudaMallocAsync

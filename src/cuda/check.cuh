@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
+#include <cusolverDn.h>
 
 #include <string>
 #include <type_traits>
@@ -16,16 +17,21 @@ namespace tprod::backend::cuda::detail {
 std::string status_text(cudaError_t s);
 std::string status_text(cublasStatus_t s);
 std::string status_text(curandStatus_t s);
+std::string status_text(cusolverStatus_t s);
 
 template <class Status>
 bool ok(Status s) {
   if constexpr (std::is_same_v<Status, cudaError_t>) return s == cudaSuccess;
   else if constexpr (std::is_same_v<Status, cublasStatus_t>) return s == CUBLAS_STATUS_SUCCESS;
+  else if constexpr (std::is_same_v<Status, cusolverStatus_t>) return s == CUSOLVER_STATUS_SUCCESS;
   else return s == CURAND_STATUS_SUCCESS;
 }
 
 /// @brief The cuBLAS handle of the calling thread and current device, bound to `stream`.
 cublasHandle_t blas(cudaStream_t stream);
+
+/// @brief The cuSOLVER dense handle of the calling thread and current device, bound to `stream`.
+cusolverDnHandle_t solver(cudaStream_t stream);
 
 /// @brief A stream-ordered device array of n P, freed on its stream when the scope ends (also on an exception).
 template <class P>
@@ -53,7 +59,7 @@ scratch<P>::~scratch() {
 
 }  // namespace tprod::backend::cuda::detail
 
-/// Checks a CUDA, cuBLAS or cuRAND call: on failure throws tprod::cuda_error naming the call, its status, file and line.
+/// Checks a CUDA, cuBLAS, cuSOLVER or cuRAND call: on failure throws tprod::cuda_error naming the call, its status, file and line.
 #define TPROD_CUDA_CHECK(call)                                                                       \
   do {                                                                                               \
     const auto tprod_status_ = (call);                                                               \

@@ -16,6 +16,7 @@ void fail(const char* call, const std::string& status, const char* file, int lin
 std::string status_text(cudaError_t s) { return std::string(cudaGetErrorName(s)) + ", " + cudaGetErrorString(s); }
 std::string status_text(cublasStatus_t s) { return cublasGetStatusName(s) + std::string(", ") + cublasGetStatusString(s); }
 std::string status_text(curandStatus_t s) { return "curandStatus_t " + std::to_string(int(s)); }
+std::string status_text(cusolverStatus_t s) { return "cusolverStatus_t " + std::to_string(int(s)); }
 
 cublasHandle_t blas(cudaStream_t stream) {
   struct handles {
@@ -30,6 +31,22 @@ cublasHandle_t blas(cudaStream_t stream) {
   auto& h = hs.by_device[device];
   if (!h) TPROD_CUDA_CHECK(cublasCreate(&h));
   TPROD_CUDA_CHECK(cublasSetStream(h, stream));
+  return h;
+}
+
+cusolverDnHandle_t solver(cudaStream_t stream) {
+  struct handles {
+    std::map<int, cusolverDnHandle_t> by_device;
+    ~handles() {
+      for (auto& [device, h] : by_device) cusolverDnDestroy(h);
+    }
+  };
+  thread_local handles hs;
+  int device = 0;
+  TPROD_CUDA_CHECK(cudaGetDevice(&device));
+  auto& h = hs.by_device[device];
+  if (!h) TPROD_CUDA_CHECK(cusolverDnCreate(&h));
+  TPROD_CUDA_CHECK(cusolverDnSetStream(h, stream));
   return h;
 }
 
@@ -107,6 +124,13 @@ void copy_bytes(void* dst, const void* src, std::size_t bytes, direction dir, cu
   TPROD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream));
   // A pageable host source may be reused as soon as the call returns only once the copy has read it.
   if (dir == direction::host_to_device) TPROD_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void copy_blocks(void* dst, std::size_t dst_stride, const void* src, std::size_t src_stride, std::size_t block_bytes,
+                 std::size_t count, cudaStream_t stream) {
+  if (block_bytes == 0 || count == 0) return;
+  TPROD_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_stride, src, src_stride, block_bytes, count, cudaMemcpyDeviceToDevice,
+                                     stream));
 }
 
 void synchronize(cudaStream_t stream) { TPROD_CUDA_CHECK(cudaStreamSynchronize(stream)); }

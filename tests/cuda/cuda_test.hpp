@@ -29,4 +29,9 @@ void check_close(const transformed<T, L, E>& host, const transformed<T, L, E, de
 /// The shapes every device function is tried on: non-square, single elements, tubes of p ∈ {1, 2, 3, 16, 17}.
 inline constexpr std::size_t test_tubes[] = {1, 2, 3, 16, 17};
 
+/// Calls f(L) for every transform tprod offers, at tube length p.
+template <class F> void for_each_policy(std::size_t p, F&& f) {
+  std::apply([&](const auto&... l) { (f(l), ...); }, all_transforms(p));
+}
+
 }  // namespace tprod::test

@@ -6,13 +6,6 @@
 using namespace tprod;
 using namespace tprod::test;
 
-namespace {
-/// Calls f(L) for every transform tprod offers, at tube length p.
-template <class F> void for_each_policy(std::size_t p, F&& f) {
-  std::apply([&](const auto&... l) { (f(l), ...); }, all_transforms(p));
-}
-}  // namespace
-
 TEST_CASE_TEMPLATE("device transform and inverse_transform equal the host's", T, TPROD_TEST_SCALARS) {
   for (std::size_t p : test_tubes) {
     for_each_policy(p, [&](const auto& l) {

@@ -10,16 +10,20 @@
 /// For Z a multiple of a unitary matrix, ‖A − A_k‖²_F = norm_scale(p) · Σ_k w_k Σ_{discarded i} σ_{ik}²
 /// (norm_scale = 1 for dct and orthogonal Z, 1/p for the unnormalized DFT).
 ///
-/// The per-slice SVDs are Eigen's BDCSVD (which itself switches to JacobiSVD below 16 columns). For a real
-/// tensor under the DFT, the self-conjugate slices (0 and p/2) are factorized as real matrices, so U, S and V
-/// come back real and exact.
+/// The per-slice SVDs are the backend's svd_slices task: Eigen's BDCSVD on the host, cuSOLVER on the device (the
+/// result lives where the tensor does; σ and the multi-rank are always host values). For a real tensor under the
+/// DFT, the self-conjugate slices (0 and p/2) are factorized as real matrices, so U, S and V come back real and
+/// exact.
 #include <Eigen/SVD>
 #include <algorithm>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "tprod/algebra/detail/slice_factorization.hpp"
 #include "tprod/algebra/factor_mode.hpp"
+#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/cpu/slice_factorization.hpp"
 #include "tprod/transform/transformed.hpp"
 
 namespace tprod {
@@ -30,19 +34,20 @@ namespace tprod {
 /// @tparam E the extents of the factored tensor: the factors keep its fixed m, n and p (U is
 /// extents3<M, dynamic_extent, P>, V extents3<N, dynamic_extent, P>, S extents3<dynamic_extent, dynamic_extent, P>;
 /// the column count r depends on the truncation), and reconstruct(r) is a tensor3<T, E>.
-template <scalar T, transform_policy L, extents3_type E = dextents3>
+/// @tparam S where the factors live: that of the factored tensor (σ and `kept` are host values either way).
+template <scalar T, transform_policy L, extents3_type E = dextents3, memory_space S = host_space>
 struct svd_result {
   using real_type = real_t<T>;
   using extents_type = E;  ///< the factored tensor's extents
   using u_extents = extents3<E::static_extent(0), dynamic_extent, E::static_extent(2)>;  ///< U's: m×r×p
   using s_extents = extents3<dynamic_extent, dynamic_extent, E::static_extent(2)>;       ///< S's: r×r×p
   using v_extents = extents3<E::static_extent(1), dynamic_extent, E::static_extent(2)>;  ///< V's: n×r×p
-  transformed<T, L, u_extents> u_hat;  ///< Û_k for every stored slice k
-  transformed<T, L, s_extents> s_hat;  ///< Ŝ_k
-  transformed<T, L, v_extents> v_hat;  ///< V̂_k
-  tensor3<T, u_extents> u;             ///< U = L⁻¹(Û)
-  tensor3<T, s_extents> s;             ///< S = L⁻¹(Ŝ)
-  tensor3<T, v_extents> v;             ///< V = L⁻¹(V̂)
+  transformed<T, L, u_extents, S> u_hat;  ///< Û_k for every stored slice k
+  transformed<T, L, s_extents, S> s_hat;  ///< Ŝ_k
+  transformed<T, L, v_extents, S> v_hat;  ///< V̂_k
+  tensor3<T, u_extents, S> u;             ///< U = L⁻¹(Û)
+  tensor3<T, s_extents, S> s;             ///< S = L⁻¹(Ŝ)
+  tensor3<T, v_extents, S> v;             ///< V = L⁻¹(V̂)
   /// @brief sigma(i, k) = Ŝ_k(i, i), the i-th largest singular value of stored slice k kept (0 where discarded).
   Eigen::Matrix<real_type, Eigen::Dynamic, Eigen::Dynamic> sigma;
   /// @brief How many singular values each of the p transform-domain slices keeps (the truncation's multi-rank).
@@ -50,8 +55,10 @@ struct svd_result {
 
   /// @brief The number of singular tubes r (columns of U and V).
   std::size_t tubes() const { return std::size_t(sigma.rows()); }
-  /// @brief The singular tubes S(i, i, :) as the rows of an r×p matrix.
-  Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> singular_tubes() const {
+  /// @brief The singular tubes S(i, i, :) as the rows of an r×p matrix (host results; copy a device one first).
+  Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> singular_tubes() const
+    requires std::same_as<S, host_space>
+  {
     Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> t(Eigen::Index(tubes()), Eigen::Index(s.p()));
     for (std::size_t i = 0; i < tubes(); ++i)
       for (std::size_t k = 0; k < s.p(); ++k) t(Eigen::Index(i), Eigen::Index(k)) = s(i, i, k);
@@ -61,62 +68,90 @@ struct svd_result {
 
 namespace detail {
 
-template <class D> struct slice_svd {
-  dense_matrix<D> u, v;
-  Eigen::Matrix<real_t<D>, Eigen::Dynamic, 1> sigma;  // min(m, n) values, non-increasing
+/// @brief The slice SVDs of Â as computed: Û (m×c_u×p) and V̂ (n×c_v×p) with all their columns (r = min(m, n), or
+/// m and n in full mode), and σ (r×q, q stored slices) on the host.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+struct slice_svds_result {
+  using R = svd_result<T, L, E, S>;
+  transformed<T, L, typename R::u_extents, S> u_hat;
+  transformed<T, L, typename R::v_extents, S> v_hat;
+  Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma;
 };
 
-/// @brief The SVD of every stored slice of Â (thin or full U and V).
-template <scalar T, transform_policy L, extents3_type E>
-auto slice_svds(const transformed<T, L, E>& ahat, factor_mode mode) {
-  using D = typename L::template domain_scalar<T>;
+/// @brief The SVD of every stored slice of Â (thin or full U and V), by the backend of Â's memory space.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+slice_svds_result<T, L, E, S> slice_svds(const transformed<T, L, E, S>& ahat, factor_mode mode) {
+  using R = svd_result<T, L, E, S>;
   check_nonempty("svd", ahat.m(), ahat.n(), ahat.p());
-  check_finite("svd", ahat);
-  const unsigned options = mode == factor_mode::full ? (Eigen::ComputeFullU | Eigen::ComputeFullV)
-                                                     : (Eigen::ComputeThinU | Eigen::ComputeThinV);
-  std::vector<slice_svd<D>> out(ahat.stored_slices());
-  for_each_stored_slice(ahat, [&](std::size_t k) {
-    visit_slice(ahat, k, [&](const auto& x) {
-      const Eigen::BDCSVD<matrix_of<decltype(x)>> svd(x, options);
-      check_converged("svd", svd, k);
-      out[k].u = svd.matrixU().template cast<D>();
-      out[k].v = svd.matrixV().template cast<D>();
-      out[k].sigma = svd.singularValues();
-    });
-  });
+  const auto sys = system_of<S>();
+  if (!all_finite(sys, ahat.data().dynamic_view()))
+    throw numerical_error("svd: the " + ahat.shape() + " tensor holds NaN or Inf (in the " + std::string(L::name()) +
+                          " transform domain); a factorization needs finite data");
+  const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p(), r = std::min(m, n);
+  const bool full = mode == factor_mode::full;
+  slice_svds_result<T, L, E, S> f{
+      transformed<T, L, typename R::u_extents, S>(typename R::u_extents(m, full ? m : r, p), ahat.transform(),
+                                                  uninitialized),
+      transformed<T, L, typename R::v_extents, S>(typename R::v_extents(n, full ? n : r, p), ahat.transform(),
+                                                  uninitialized),
+      {}};
+  std::vector<char> real_slices(ahat.stored_slices());
+  for (std::size_t k = 0; k < real_slices.size(); ++k) real_slices[k] = self_conjugate_slice(ahat, k);
+  const auto sigma = svd_slices(sys, ahat.data().dynamic_view(), real_slices, f.u_hat.data().dynamic_view(),
+                                f.v_hat.data().dynamic_view());
+  f.sigma = Eigen::Map<const Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>>(
+      sigma.data(), Eigen::Index(r), Eigen::Index(ahat.stored_slices()));
+  return f;
+}
+
+/// @brief The first `cols` columns of every slice of x (x itself when it has no more).
+template <class X>
+X leading_columns_of(X x, std::size_t cols) {
+  if (x.n() == cols) return x;
+  using E = typename X::extents_type;
+  X out(E(x.m(), cols, x.p()), x.transform(), uninitialized);
+  leading_columns(system_of<typename X::memory_space_type>(), std::as_const(x).data().dynamic_view(),
+                  out.data().dynamic_view());
   return out;
 }
 
-/// @brief The result for an m×n×p tensor (extents type E) under transform l from the slice SVDs f (one per stored
-/// slice), keeping `cols` columns of U and V (all of them in full mode) and `kept[k]` singular values of stored
-/// slice k.
-template <scalar T, extents3_type E, transform_policy L, class D>
-svd_result<T, L, E> assemble_svd(const L& l, std::size_t m, std::size_t n, std::size_t p,
-                                 const std::vector<slice_svd<D>>& f, factor_mode mode, std::size_t cols,
-                                 const std::vector<std::size_t>& kept) {
-  using R = svd_result<T, L, E>;
-  const std::size_t q = f.size();
+/// @brief The result for an m×n×p tensor (extents type E) from its slice SVDs f, keeping `cols` columns of U and V
+/// (all of them in full mode) and `kept[k]` singular values of stored slice k.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> assemble_svd(slice_svds_result<T, L, E, S> f, factor_mode mode, std::size_t cols,
+                                    const std::vector<std::size_t>& kept) {
+  using R = svd_result<T, L, E, S>;
+  const std::size_t m = f.u_hat.m(), n = f.v_hat.m(), p = f.u_hat.p(), q = f.u_hat.stored_slices();
   const bool full = mode == factor_mode::full;
-  const std::size_t ucols = full ? m : cols, vcols = full ? n : cols, srows = full ? m : cols;
-  transformed<T, L, typename R::u_extents> u_hat(typename R::u_extents(m, ucols, p), l);
-  transformed<T, L, typename R::s_extents> s_hat(typename R::s_extents(srows, vcols, p), l);
-  transformed<T, L, typename R::v_extents> v_hat(typename R::v_extents(n, vcols, p), l);
+  const std::size_t vcols = full ? n : cols, srows = full ? m : cols;
+  // Ŝ is small (r×r per slice): made on the host, then moved to S.
+  transformed<T, L, typename R::s_extents> s_host(typename R::s_extents(srows, vcols, p), f.u_hat.transform());
   Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma =
       Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>::Zero(Eigen::Index(cols), Eigen::Index(q));
-  for (std::size_t k = 0; k < q; ++k) {
-    u_hat.slice(k) = f[k].u.leftCols(Eigen::Index(ucols));
-    v_hat.slice(k) = f[k].v.leftCols(Eigen::Index(vcols));
+  for (std::size_t k = 0; k < q; ++k)
     for (std::size_t i = 0; i < kept[k]; ++i) {
-      sigma(Eigen::Index(i), Eigen::Index(k)) = f[k].sigma(Eigen::Index(i));
-      s_hat.slice(k)(Eigen::Index(i), Eigen::Index(i)) = f[k].sigma(Eigen::Index(i));
+      sigma(Eigen::Index(i), Eigen::Index(k)) = f.sigma(Eigen::Index(i), Eigen::Index(k));
+      s_host.slice(k)(Eigen::Index(i), Eigen::Index(i)) = f.sigma(Eigen::Index(i), Eigen::Index(k));
     }
-  }
-  R r{std::move(u_hat), std::move(s_hat), std::move(v_hat), {}, {}, {}, std::move(sigma), to_all_slices(kept, p)};
+  auto s_hat = [&] {
+    if constexpr (std::same_as<S, host_space>) return std::move(s_host);
+    else return copy(s_host, S{});
+  }();
+  R r{leading_columns_of(std::move(f.u_hat), full ? m : cols),
+      std::move(s_hat),
+      leading_columns_of(std::move(f.v_hat), vcols),
+      {}, {}, {}, std::move(sigma), to_all_slices(kept, p)};
   r.u = inverse_transform(r.u_hat);
   r.s = inverse_transform(r.s_hat);
   r.v = inverse_transform(r.v_hat);
   return r;
 }
+
+/// @brief The multi-rank of energy_truncated_svd from σ (r×q, column k holding stored slice k's values, of which
+/// the first kept[k] count) and the stored slices' weights.
+template <class M, class X>
+std::vector<std::size_t> energy_ranks_of(const M& sigma, const std::vector<std::size_t>& kept, const X& ahat,
+                                         double gamma);
 
 /// @brief The smallest Σ_k w_k r_k (the multi-rank summed over all p slices) whose kept energy
 /// Σ_k w_k Σ_{i<r_k} σ_{ik}² reaches γ·Σ_k w_k Σ_i σ_{ik}², over weights 1 and 2.
@@ -160,25 +195,37 @@ std::vector<std::size_t> energy_ranks(const std::vector<Eigen::Matrix<R, Eigen::
   return ranks;
 }
 
+template <class M, class X>
+std::vector<std::size_t> energy_ranks_of(const M& sigma, const std::vector<std::size_t>& kept, const X& ahat,
+                                         double gamma) {
+  std::vector<Eigen::Matrix<typename M::Scalar, Eigen::Dynamic, 1>> values;
+  std::vector<double> weight;
+  for (Eigen::Index k = 0; k < sigma.cols(); ++k) {
+    values.push_back(sigma.col(k).head(Eigen::Index(kept[std::size_t(k)])));
+    weight.push_back(ahat.slice_weight(std::size_t(k)));
+  }
+  return energy_ranks(values, weight, gamma);
+}
+
 }  // namespace detail
 
-/// @brief The L-SVD of a tensor given in the transform domain: Â_k = Û_k Ŝ_k V̂_kᴴ for every stored slice.
+/// @brief The L-SVD of a tensor given in the transform domain: Â_k = Û_k Ŝ_k V̂_kᴴ for every stored slice, computed
+/// where Â lives.
 /// @param ahat Â = L(A), the tensor in the transform domain.
 /// @param mode economy (default; r = min(m, n) singular tubes) or full.
 /// @throws shape_error for a tensor with an empty dimension; numerical_error for NaN or Inf (or an SVD that did
 /// not converge).
-template <scalar T, transform_policy L, extents3_type E>
-svd_result<T, L, E> svd(const transformed<T, L, E>& ahat, factor_mode mode = factor_mode::economy) {
-  const auto f = detail::slice_svds(ahat, mode);
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> svd(const transformed<T, L, E, S>& ahat, factor_mode mode = factor_mode::economy) {
+  auto f = detail::slice_svds(ahat, mode);
   const std::size_t r = std::min(ahat.m(), ahat.n());
-  return detail::assemble_svd<T, E>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, mode, r,
-                                   std::vector<std::size_t>(f.size(), r));
+  return detail::assemble_svd(std::move(f), mode, r, std::vector<std::size_t>(ahat.stored_slices(), r));
 }
 
 /// @brief The L-SVD A = U *_L S *_L Vᵀ (paper 000, Thm. 8): Â = L(A), p slice SVDs, factors mapped back by L⁻¹.
 /// @tparam L a transform_policy (dct, dft, matrix_transform, identity_transform).
 /// @throws shape_error for a tensor with an empty dimension or a transform of the wrong size.
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 auto svd(const A& a, const L& policy, factor_mode mode = factor_mode::economy) {
   return svd(transform(a, policy), mode);
 }
@@ -186,17 +233,16 @@ auto svd(const A& a, const L& policy, factor_mode mode = factor_mode::economy) {
 /// @brief The L-SVD truncated to tubal rank k: the k largest singular values of every slice,
 /// U_k m×k×p, S_k k×k×p, V_k n×k×p, A_k = U_k *_L S_k *_L V_kᵀ (paper 000, §4.4).
 /// @throws shape_error unless 1 ≤ k ≤ min(m, n).
-template <scalar T, transform_policy L, extents3_type E>
-svd_result<T, L, E> truncated_svd(const transformed<T, L, E>& ahat, std::size_t k) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> truncated_svd(const transformed<T, L, E, S>& ahat, std::size_t k) {
   TPROD_EXPECTS(k >= 1 && k <= std::min(ahat.m(), ahat.n()),
                 "truncated_svd: the rank k = " + std::to_string(k) + " must lie in 1..min(m, n) = " +
                     std::to_string(std::min(ahat.m(), ahat.n())) + " for the tensor " + ahat.shape());
-  const auto f = detail::slice_svds(ahat, factor_mode::economy);
-  return detail::assemble_svd<T, E>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, factor_mode::economy, k,
-                                   std::vector<std::size_t>(f.size(), k));
+  return detail::assemble_svd(detail::slice_svds(ahat, factor_mode::economy), factor_mode::economy, k,
+                              std::vector<std::size_t>(ahat.stored_slices(), k));
 }
 /// @brief truncated_svd(L(A), k).
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 auto truncated_svd(const A& a, const L& policy, std::size_t k) {
   return truncated_svd(transform(a, policy), k);
 }
@@ -208,24 +254,18 @@ auto truncated_svd(const A& a, const L& policy, std::size_t k) {
 /// @param ahat Â = L(A), the tensor in the transform domain.
 /// @param gamma in [0, 1]; γ = 1 keeps every nonzero singular value, γ = 0 none.
 /// @throws shape_error for γ outside [0, 1] or an empty tensor; numerical_error for NaN or Inf.
-template <scalar T, transform_policy L, extents3_type E>
-svd_result<T, L, E> energy_truncated_svd(const transformed<T, L, E>& ahat, double gamma) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> energy_truncated_svd(const transformed<T, L, E, S>& ahat, double gamma) {
   TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
                 "energy_truncated_svd: the energy fraction must lie in [0, 1], got " + number_text(gamma));
-  const auto f = detail::slice_svds(ahat, factor_mode::economy);
-  std::vector<Eigen::Matrix<real_t<T>, Eigen::Dynamic, 1>> sigma;
-  std::vector<double> weight;
-  for (std::size_t k = 0; k < f.size(); ++k) {
-    sigma.push_back(f[k].sigma);
-    weight.push_back(ahat.slice_weight(k));
-  }
-  const std::vector<std::size_t> ranks = detail::energy_ranks(sigma, weight, gamma);
+  auto f = detail::slice_svds(ahat, factor_mode::economy);
+  const std::vector<std::size_t> ranks = detail::energy_ranks_of(
+      f.sigma, std::vector<std::size_t>(ahat.stored_slices(), std::size_t(f.sigma.rows())), ahat, gamma);
   const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
-  return detail::assemble_svd<T, E>(ahat.transform(), ahat.m(), ahat.n(), ahat.p(), f, factor_mode::economy, cols,
-                                   ranks);
+  return detail::assemble_svd(std::move(f), factor_mode::economy, cols, ranks);
 }
 /// @brief energy_truncated_svd(L(A), γ).
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 auto energy_truncated_svd(const A& a, const L& policy, double gamma) {
   return energy_truncated_svd(transform(a, policy), gamma);
 }

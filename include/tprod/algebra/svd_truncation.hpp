@@ -22,49 +22,34 @@
 namespace tprod {
 
 namespace detail {
-/// The slice SVDs that r holds, U and V with all their columns and the first kept[k] singular values.
-template <scalar T, transform_policy L, extents3_type E>
-auto slice_svds_of(const svd_result<T, L, E>& r) {
-  using D = typename L::template domain_scalar<T>;
-  std::vector<slice_svd<D>> f(r.u_hat.stored_slices());
-  for (std::size_t k = 0; k < f.size(); ++k) {
-    f[k].u = r.u_hat.slice(k);
-    f[k].v = r.v_hat.slice(k);
-    f[k].sigma = r.sigma.col(Eigen::Index(k)).head(Eigen::Index(r.kept[k]));
-  }
-  return f;
+/// The slice SVDs that r holds: Û and V̂ with all their columns, σ with the first kept[k] values of slice k.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+slice_svds_result<T, L, E, S> slice_svds_of(const svd_result<T, L, E, S>& r) {
+  return {r.u_hat, r.v_hat, r.sigma};
 }
 }  // namespace detail
 
 /// @brief The L-SVD r truncated to tubal rank k: every slice keeps min(k, its kept count) singular values.
 /// @throws shape_error unless 1 ≤ k ≤ r.tubes().
-template <scalar T, transform_policy L, extents3_type E>
-svd_result<T, L, E> truncate(const svd_result<T, L, E>& r, std::size_t k) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> truncate(const svd_result<T, L, E, S>& r, std::size_t k) {
   TPROD_EXPECTS(k >= 1 && k <= r.tubes(), "truncate: the rank k = " + std::to_string(k) + " must lie in 1.." +
                                               std::to_string(r.tubes()) + " (the singular tubes of the L-SVD)");
-  const auto f = detail::slice_svds_of(r);
-  std::vector<std::size_t> kept(f.size());
-  for (std::size_t j = 0; j < f.size(); ++j) kept[j] = std::min(k, r.kept[j]);
-  return detail::assemble_svd<T, E>(r.u_hat.transform(), r.u.m(), r.v.m(), r.u.p(), f, factor_mode::economy, k, kept);
+  std::vector<std::size_t> kept(r.u_hat.stored_slices());
+  for (std::size_t j = 0; j < kept.size(); ++j) kept[j] = std::min(k, r.kept[j]);
+  return detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, k, kept);
 }
 
 /// @brief The L-SVD r truncated to the smallest multi-rank holding at least γ of its energy.
 /// @throws shape_error for γ outside [0, 1].
-template <scalar T, transform_policy L, extents3_type E>
-svd_result<T, L, E> truncate_energy(const svd_result<T, L, E>& r, double gamma) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> truncate_energy(const svd_result<T, L, E, S>& r, double gamma) {
   TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
                 "truncate_energy: the energy fraction must lie in [0, 1], got " + number_text(gamma));
-  const auto f = detail::slice_svds_of(r);
-  std::vector<Eigen::Matrix<real_t<T>, Eigen::Dynamic, 1>> sigma;
-  std::vector<double> weight;
-  for (std::size_t k = 0; k < f.size(); ++k) {
-    sigma.push_back(f[k].sigma);
-    weight.push_back(r.u_hat.slice_weight(k));
-  }
-  const std::vector<std::size_t> ranks = detail::energy_ranks(sigma, weight, gamma);
+  const std::vector<std::size_t> stored_kept(r.kept.begin(), r.kept.begin() + std::ptrdiff_t(r.u_hat.stored_slices()));
+  const std::vector<std::size_t> ranks = detail::energy_ranks_of(r.sigma, stored_kept, r.u_hat, gamma);
   const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
-  return detail::assemble_svd<T, E>(r.u_hat.transform(), r.u.m(), r.v.m(), r.u.p(), f, factor_mode::economy, cols,
-                                 ranks);
+  return detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, cols, ranks);
 }
 
 /// @brief The tensor the L-SVD r represents, U *_L S *_L Vᴴ (the truncated approximation for a truncated r).

@@ -16,8 +16,8 @@ namespace tprod::detail {
 /// @brief Whether stored slice k of Â is its own complex conjugate: a real tensor under a transform that stores
 /// a conjugate-symmetric half spectrum (the DFT's slices 0 and p/2). Its factors must be real, or the real part
 /// that the half-spectrum inverse takes would not be a factorization any more.
-template <scalar T, transform_policy L, extents3_type E>
-bool self_conjugate_slice(const transformed<T, L, E>& ahat, std::size_t k) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+bool self_conjugate_slice(const transformed<T, L, E, S>& ahat, std::size_t k) {
   using D = typename L::template domain_scalar<T>;
   return !is_complex_v<T> && is_complex_v<D> && ahat.stored_slices() < ahat.p() && ahat.slice_weight(k) == 1.0;
 }

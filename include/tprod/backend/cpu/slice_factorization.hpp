@@ -1,12 +1,16 @@
 #pragma once
 /// @file slice_factorization.hpp
 /// @brief The CPU backend's slice factorization tasks (contract: backend/kernels/slice_factorization.hpp).
-/// Today: the slice-wise LU inverse. The L-SVD and L-QR still call Eigen from algebra/ (see docs/design.md).
+/// The slice-wise LU inverse and SVDs (Eigen's PartialPivLU and BDCSVD, which itself switches to Jacobi below 16
+/// columns). The L-QR still calls Eigen from algebra/ (see docs/design.md).
 #include <Eigen/LU>
+#include <Eigen/SVD>
 #include <algorithm>
 #include <cstddef>
+#include <string>
 #include <vector>
 
+#include "tprod/core/error.hpp"
 #include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/backend/cpu/system.hpp"
 #include "tprod/core/scalar.hpp"
@@ -36,6 +40,51 @@ std::vector<real_t<T>> invert_slices(const system& sys, tensor3_view<const T> a,
     if (rconds[k] > min_rcond) out.slice(k) = lu.inverse();
   });
   return rconds;
+}
+
+/// @brief The SVD of every slice, a_k = u_k·diag(σ_k)·v_kᴴ, into u (m×c_u×q) and v (n×c_v×q): thin factors when
+/// both have r = min(m, n) columns, else full ones cut to c_u and c_v. Slices with real_slices[k] are factored as
+/// their real parts (so a self-conjugate DFT slice keeps real factors). The slices run on the system's threads when
+/// their m·n·r operations each are worth sharing.
+/// @return σ, r×q column-major, non-increasing per slice.
+/// @throws numerical_error naming a slice whose SVD did not converge.
+template <class T>
+std::vector<real_t<T>> svd_slices(const system& sys, tensor3_view<const T> a, const std::vector<char>& real_slices,
+                                  tensor3_view<T> u, tensor3_view<T> v) {
+  const std::size_t m = a.m(), n = a.n(), q = a.size() == 0 ? 0 : a.p(), r = std::min(m, n);
+  const bool full = u.n() > r || v.n() > r;
+  const unsigned options = full ? (Eigen::ComputeFullU | Eigen::ComputeFullV) : (Eigen::ComputeThinU | Eigen::ComputeThinV);
+  std::vector<real_t<T>> sigma(r * q);
+  const auto factor = [&](std::size_t k, const auto& x) {
+    const Eigen::BDCSVD<Eigen::Matrix<typename std::decay_t<decltype(x)>::Scalar, Eigen::Dynamic, Eigen::Dynamic>> svd(
+        x, options);
+    if (svd.info() != Eigen::Success)
+      throw numerical_error("svd: the factorization of transform-domain slice " + std::to_string(k) +
+                            " did not converge");
+    u.slice(k) = svd.matrixU().leftCols(Eigen::Index(u.n())).template cast<T>();
+    v.slice(k) = svd.matrixV().leftCols(Eigen::Index(v.n())).template cast<T>();
+    for (std::size_t i = 0; i < r; ++i) sigma[i + k * r] = svd.singularValues()(Eigen::Index(i));
+  };
+  const std::size_t work = m * n * r * q;
+  parallel_for(q, work < parallel_min_macs ? 1 : sys.threads(), [&](std::size_t k) {
+    if constexpr (is_complex_v<T>) {
+      if (k < real_slices.size() && real_slices[k]) {
+        factor(k, Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>(a.slice(k).real()));
+        return;
+      }
+    }
+    factor(k, a.slice(k));
+  });
+  return sigma;
+}
+
+/// @brief y(:, j, k) = x(:, j, k) for the leading y.n() columns of every slice (a column-major slice's leading
+/// columns are its first m·y.n() elements).
+template <class T>
+void leading_columns(const system&, tensor3_view<const T> x, tensor3_view<T> y) {
+  if (y.size() == 0) return;
+  const std::size_t from = x.m() * x.n(), to = y.m() * y.n();
+  for (std::size_t k = 0; k < y.p(); ++k) std::copy_n(x.data() + k * from, to, y.data() + k * to);
 }
 
 }  // namespace tprod::backend::cpu

@@ -1,9 +1,14 @@
 #pragma once
 /// @file slice_factorization.hpp
 /// @brief The CUDA backend's slice factorization tasks (contract: backend/kernels/slice_factorization.hpp), the
-/// mirror of backend/cpu/slice_factorization.hpp: the slice-wise inverse by batched LU (cuBLAS getrf/getri).
+/// mirror of backend/cpu/slice_factorization.hpp: the slice-wise inverse by batched LU (cuBLAS getrf/getri) and the
+/// slice SVDs through cuSOLVER (batched Jacobi up to 32×32, one gesvd per slice beyond: src/cuda/slice_svd.cu).
 #include <cstddef>
+#include <string>
 #include <vector>
+
+#include "tprod/backend/cuda/device_buffer.hpp"
+#include "tprod/core/error.hpp"
 
 #include "tprod/backend/cuda/detail/raw.hpp"
 #include "tprod/backend/cuda/elementwise.hpp"
@@ -19,6 +24,45 @@ std::vector<real_t<T>> invert_slices(const system& sys, dview<const T> a, dview<
   std::vector<double> rconds(p);
   if (p != 0) raw::invert_slices(a.data(), out.data(), a.m(), p, rconds.data(), sys.stream());
   return std::vector<real_t<T>>(rconds.begin(), rconds.end());
+}
+
+/// @brief The SVD of every slice, a_k = u_k·diag(σ_k)·v_kᴴ (u m×c_u×q, v n×c_v×q, c_u ∈ {r, m}, c_v ∈ {r, n}).
+/// Slices with real_slices[k] are factored again as their real parts, so their factors come back real.
+/// @return σ, r×q column-major, non-increasing per slice.
+/// @throws numerical_error naming a slice whose SVD did not converge.
+template <class T>
+std::vector<real_t<T>> svd_slices(const system& sys, dview<const T> a, const std::vector<char>& real_slices, dview<T> u,
+                                  dview<T> v) {
+  const std::size_t m = a.m(), n = a.n(), q = a.size() == 0 ? 0 : a.p(), r = std::min(m, n);
+  std::vector<real_t<T>> sigma(r * q);
+  if (q == 0 || r == 0) return sigma;
+  std::vector<int> info(q);
+  raw::svd_slices(a.data(), m, n, q, u.n(), v.n(), u.data(), v.data(), sigma.data(), info.data(), sys.stream());
+  if constexpr (is_complex_v<T>) {
+    using R = real_t<T>;
+    for (std::size_t k = 0; k < q && k < real_slices.size(); ++k) {
+      if (!real_slices[k]) continue;
+      device_buffer<R> re(m * n, sys.stream()), ur(m * u.n(), sys.stream()), vr(n * v.n(), sys.stream());
+      raw::real_part(a.data() + k * m * n, re.data(), m * n, sys.stream());
+      raw::svd_slices(re.data(), m, n, 1, u.n(), v.n(), ur.data(), vr.data(), sigma.data() + k * r, info.data() + k,
+                      sys.stream());
+      raw::convert(ur.data(), u.data() + k * m * u.n(), m * u.n(), sys.stream());
+      raw::convert(vr.data(), v.data() + k * n * v.n(), n * v.n(), sys.stream());
+    }
+  }
+  for (std::size_t k = 0; k < q; ++k)
+    if (info[k] != 0)
+      throw numerical_error("svd: the factorization of transform-domain slice " + std::to_string(k) +
+                            " did not converge (cuSOLVER info " + std::to_string(info[k]) + ")");
+  return sigma;
+}
+
+/// @brief y(:, j, k) = x(:, j, k) for the leading y.n() columns of every slice (one strided copy).
+template <class T>
+void leading_columns(const system& sys, dview<const T> x, dview<T> y) {
+  if (y.size() == 0) return;
+  raw::copy_blocks(y.data(), y.m() * y.n() * sizeof(T), x.data(), x.m() * x.n() * sizeof(T),
+                   y.m() * y.n() * sizeof(T), y.p(), sys.stream());
 }
 
 }  // namespace tprod::backend::cuda

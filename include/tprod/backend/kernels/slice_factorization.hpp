@@ -4,7 +4,14 @@
 ///   invert_slices(sys, a, out, min_rcond)   out(:, :, k) = a(:, :, k)⁻¹ for the square slices of a, and each
 ///                                           slice's reciprocal condition number against the largest slice's
 ///                                           1-norm (0 at a zero pivot)                  → std::vector<real_t<T>>
-/// The slice SVD and QR join the contract with the device L-SVD (docs/design.md).
+///   svd_slices(sys, a, real_slices, u, v)   a(:, :, k) = u_k·diag(σ_k)·v_kᴴ for every slice: u m×c_u×q and v
+///                                           n×c_v×q with c_u ∈ {r, m}, c_v ∈ {r, n}, r = min(m, n) (economy or
+///                                           full); a slice k with real_slices[k] is factored as the real matrix
+///                                           Re a(:, :, k) (a self-conjugate DFT slice, whose factors must stay
+///                                           real); numerical_error naming a slice that did not converge
+///                                                                   → σ, r×q column-major, non-increasing per slice
+///   leading_columns(sys, x, y)              y(:, j, k) = x(:, j, k) for the y.n() ≤ x.n() leading columns
+/// The slice QR joins the contract with the device L-QR (docs/design.md).
 #include <concepts>
 #include <vector>
 
@@ -17,6 +24,8 @@ template <class Sys, class T, class S>
 concept slice_factorization_tasks = requires(const Sys& sys, tensor3_view<const T, dextents3, S> a,
                                              tensor3_view<T, dextents3, S> out, real_t<T> min_rcond) {
   { invert_slices(sys, a, out, min_rcond) } -> std::same_as<std::vector<real_t<T>>>;
+  { svd_slices(sys, a, std::vector<char>{}, out, out) } -> std::same_as<std::vector<real_t<T>>>;
+  leading_columns(sys, a, out);
 };
 
 }  // namespace tprod::backend::kernels

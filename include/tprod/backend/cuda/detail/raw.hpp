@@ -16,6 +16,10 @@
 
 namespace tprod::backend::cuda::raw {
 
+template <class T> struct real_of { using type = T; };
+template <class R> struct real_of<std::complex<R>> { using type = R; };
+template <class T> using real_of_t = typename real_of<T>::type;
+
 // Devices and memory (src/cuda/runtime.cu).
 int device_count();
 std::string no_device_reason();  ///< cudaGetDeviceCount's error when device_count() is 0, else empty
@@ -23,6 +27,9 @@ void* allocate(std::size_t bytes, cudaStream_t stream);      ///< stream-ordered
 void deallocate(void* ptr, cudaStream_t stream) noexcept;    ///< cudaFreeAsync on the allocating stream
 enum class direction { host_to_device, device_to_host, device_to_device };
 void copy_bytes(void* dst, const void* src, std::size_t bytes, direction dir, cudaStream_t stream);
+/// @brief `count` device-to-device copies of `block_bytes` each, from src + i·src_stride to dst + i·dst_stride.
+void copy_blocks(void* dst, std::size_t dst_stride, const void* src, std::size_t src_stride, std::size_t block_bytes,
+                 std::size_t count, cudaStream_t stream);
 void synchronize(cudaStream_t stream);
 /// @brief A device copy of a host matrix (a transform's cached factor), cached while `owner` lives: keyed by the
 /// host address, which `owner` keeps alive, so a key is never reused for other data.
@@ -68,6 +75,12 @@ void tube_transform(const In* in, const F* factor, Out* out, std::size_t rows, s
                     cudaStream_t stream);
 
 // Slice factorizations (src/cuda/slice_factorization.cu).
+/// @brief a(:, :, k) = u_k·diag(σ_k)·v_kᴴ for the q slices of an m×n×q tensor (src/cuda/slice_svd.cu): u m×ucols×q
+/// and v n×vcols×q with ucols ∈ {min(m, n), m} and vcols ∈ {min(m, n), n} (economy or full), sigma (host) the
+/// min(m, n)×q singular values, non-increasing per slice, and info (host) cuSOLVER's status per slice (0: converged).
+template <class T>
+void svd_slices(const T* a, std::size_t m, std::size_t n, std::size_t q, std::size_t ucols, std::size_t vcols, T* u,
+                T* v, real_of_t<T>* sigma, int* info, cudaStream_t stream);
 /// @brief out(:, :, k) = a(:, :, k)⁻¹ for the p square m×m slices (batched LU); rconds[k] (host) =
 /// 1/(‖a_k⁻¹‖₁·max_j ‖a_j‖₁), 0 where LU met a zero pivot.
 template <class T>

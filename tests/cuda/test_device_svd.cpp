@@ -1,0 +1,97 @@
+// The L-SVD on device tensors (cuSOLVER) against the CPU backend on the same inputs: the singular values and the
+// multi-rank equal the host's, and the device factors satisfy the L-SVD's identities (A = U *_L S *_L Vᴴ, U and V
+// L-orthogonal), over the four scalars, every transform, tall, wide and square slices on both cuSOLVER routes
+// (batched Jacobi up to 32×32, one gesvd per slice beyond), economy, full, rank- and energy-truncated. The factors
+// themselves are unique only up to the signs (phases) of their columns, so they are checked through identities.
+#include "cuda_test.hpp"
+
+using namespace tprod;
+using namespace tprod::test;
+
+namespace {
+
+
+/// max |σ_device − σ_host| relative to the largest σ.
+template <class M> double sigma_error(const M& device, const M& host) {
+  REQUIRE(device.rows() == host.rows());
+  REQUIRE(device.cols() == host.cols());
+  const double scale = std::max(1.0, double(host.cwiseAbs().maxCoeff()));
+  return double((device - host).cwiseAbs().maxCoeff()) / scale;
+}
+
+/// ‖Xᵀ *_L X − I‖_F: zero for X with L-orthonormal tube columns.
+template <class X, class L> double orthogonality_error(const X& x, const L& l) {
+  const auto g = product(transpose(x, l), x, l);
+  using S = value_type_of<decltype(g)>;
+  return double(frobenius_norm(g - identity<S>(g.m(), g.p(), l)));
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("device svd: σ equals the host's and the factors reconstruct A, L-orthogonal", T,
+                   TPROD_TEST_SCALARS) {
+  for (const auto& [m, n, p] : {std::tuple{5, 3, 4}, std::tuple{3, 5, 5}, std::tuple{1, 1, 1},
+                                std::tuple{40, 33, 3}, std::tuple{33, 40, 2}}) {
+    for_each_policy(std::size_t(p), [&](const auto& l) {
+      CAPTURE(shape_string(m, n, p));
+      CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+      const auto a = random_tensor3<T>(m, n, p, 90 + m);
+      const auto da = to_device(a);
+      for (factor_mode mode : {factor_mode::economy, factor_mode::full}) {
+        const auto host = svd(a, l, mode);
+        const auto dev = svd(da, l, mode);
+        static_assert(std::same_as<typename std::remove_cvref_t<decltype(dev.u)>::memory_space_type, device_space>);
+        const std::size_t size = std::size_t(m * n * p);
+        CHECK(sigma_error(dev.sigma, host.sigma) <= tol<T>(size));
+        CHECK(dev.kept == host.kept);
+        const auto u = to_host(dev.u), s = to_host(dev.s), v = to_host(dev.v);
+        CHECK(u.shape() == host.u.shape());
+        CHECK(s.shape() == host.s.shape());
+        CHECK(v.shape() == host.v.shape());
+        const auto back = product(product(u, s, l), transpose(v, l), l);
+        const auto a_promoted = inverse_transform(transform(a, l));  // complex under a complex Z
+        CHECK(double(frobenius_norm(back - a_promoted)) <= 10 * tol<T>(size) * (double(frobenius_norm(a)) + 1));
+        CHECK(orthogonality_error(u, l) <= 10 * tol<T>(size));
+        CHECK(orthogonality_error(v, l) <= 10 * tol<T>(size));
+      }
+    });
+  }
+}
+
+TEST_CASE_TEMPLATE("device truncated and energy-truncated svd keep what the host keeps", T, TPROD_TEST_SCALARS) {
+  for (const auto& [m, n, p] : {std::tuple{6, 4, 5}, std::tuple{36, 34, 2}}) {
+    for_each_policy(std::size_t(p), [&](const auto& l) {
+      CAPTURE(shape_string(m, n, p));
+      CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+      const auto a = random_tensor3<T>(m, n, p, 7 + n);
+      const auto ahat = transform(a, l);
+      const auto dhat = transform(to_device(a), l);
+      const std::size_t size = std::size_t(m * n * p);
+      const auto host_k = truncated_svd(ahat, 2), dev_k = truncated_svd(dhat, 2);
+      CHECK(sigma_error(dev_k.sigma, host_k.sigma) <= tol<T>(size));
+      CHECK(to_host(dev_k.u).shape() == host_k.u.shape());
+      // A_k is unique where σ_k > σ_{k+1} (random data): the device's equals the host's up to roundings over the gap
+      const auto approx = [&](const auto& r) { return product(product(r.u, r.s, l), transpose(r.v, l), l); };
+      const auto host_ak = approx(host_k);
+      CHECK(double(frobenius_norm(to_host(approx(dev_k)) - host_ak)) <=
+            1000 * tol<T>(size) * (double(frobenius_norm(a)) + 1));
+      const auto host_e = energy_truncated_svd(ahat, 0.7), dev_e = energy_truncated_svd(dhat, 0.7);
+      CHECK(dev_e.kept == host_e.kept);
+      CHECK(sigma_error(dev_e.sigma, host_e.sigma) <= tol<T>(size));
+      // truncating a computed device L-SVD equals truncating afresh
+      const auto dev_full = svd(dhat);
+      CHECK(truncate(dev_full, 2).kept == dev_k.kept);
+      CHECK(sigma_error(truncate(dev_full, 2).sigma, dev_k.sigma) == 0);
+      CHECK(truncate_energy(dev_full, 0.7).kept == dev_e.kept);
+    });
+  }
+}
+
+TEST_CASE("device svd refuses NaN and empty tensors by name") {
+  auto a = random_tensor3<double>(4, 3, 2, 5);
+  a(1, 1, 1) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(svd(to_device(a), dct{}), doctest::Contains("NaN or Inf"), numerical_error);
+  CHECK_THROWS_AS(svd(device_tensor3<double>(0, 3, 2), dct{}), shape_error);
+  CHECK_THROWS_WITH_AS(truncated_svd(to_device(random_tensor3<float>(4, 3, 2, 6)), dct{}, 4),
+                       doctest::Contains("must lie in 1..min(m, n) = 3"), shape_error);
+}
