@@ -13,6 +13,7 @@
 #include "tprod/backend/cuda/elementwise.hpp"
 #include "tprod/backend/cuda/error.hpp"
 #include "tprod/backend/cuda/facewise.hpp"
+#include "tprod/backend/cuda/mode_product.hpp"
 #include "tprod/backend/cuda/random.hpp"
 #include "tprod/backend/cuda/slice_factorization.hpp"
 #include "tprod/backend/cuda/system.hpp"

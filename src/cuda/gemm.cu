@@ -49,22 +49,31 @@ void gemm(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::si
 }
 
 template <class T>
-void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a, const T* b, T* c,
-                          bool tf32, cudaStream_t stream) {
+void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a,
+                          std::size_t stride_a, const T* b, std::size_t stride_b, T* c, std::size_t stride_c, bool tf32,
+                          cudaStream_t stream) {
   if (m == 0 || n == 0 || batch == 0) return;
   const auto alpha = one<T>(), beta = zero<T>();
   constexpr cudaDataType t = blas_type<T>::data;
   TPROD_CUDA_CHECK(cublasGemmStridedBatchedEx_64(
       detail::blas(stream), CUBLAS_OP_N, CUBLAS_OP_N, int64_t(m), int64_t(n), int64_t(l), &alpha, a, t, int64_t(m),
-      int64_t(m * l), b, t, int64_t(l), int64_t(l * n), &beta, c, t, int64_t(m), int64_t(m * n), int64_t(batch),
-      compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+      int64_t(stride_a), b, t, int64_t(l), int64_t(stride_b), &beta, c, t, int64_t(m), int64_t(stride_c),
+      int64_t(batch), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+}
+
+template <class T>
+void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a, const T* b, T* c,
+                          bool tf32, cudaStream_t stream) {
+  gemm_strided_batched(m, n, l, batch, a, m * l, b, l * n, c, m * n, tf32, stream);
 }
 
 #define TPROD_INSTANTIATE(T)                                                                                        \
   template void gemm<T>(std::size_t, std::size_t, std::size_t, const T*, std::size_t, const T*, std::size_t, T*,    \
                         std::size_t, bool, cudaStream_t);                                                           \
   template void gemm_strided_batched<T>(std::size_t, std::size_t, std::size_t, std::size_t, const T*, const T*, T*, \
-                                        bool, cudaStream_t);
+                                        bool, cudaStream_t);                                                        \
+  template void gemm_strided_batched<T>(std::size_t, std::size_t, std::size_t, std::size_t, const T*, std::size_t,  \
+                                        const T*, std::size_t, T*, std::size_t, bool, cudaStream_t);
 TPROD_CUDA_FOR_EACH_SCALAR(TPROD_INSTANTIATE)
 #undef TPROD_INSTANTIATE
 

@@ -52,6 +52,15 @@ TPROD_JACOBI(std::complex<float>, C, cuComplex)
 TPROD_JACOBI(std::complex<double>, Z, cuDoubleComplex)
 #undef TPROD_JACOBI
 
+// cuSOLVER's Jacobi settings (defaults: tolerance ε, at most 100 sweeps), destroyed with the scope.
+struct jacobi_info {
+  gesvdjInfo_t params = nullptr;
+  jacobi_info() { TPROD_CUDA_CHECK(cusolverDnCreateGesvdjInfo(&params)); }
+  ~jacobi_info() { cusolverDnDestroyGesvdjInfo(params); }
+  jacobi_info(const jacobi_info&) = delete;
+  jacobi_info& operator=(const jacobi_info&) = delete;
+};
+
 // Keeps the first `cols` columns of q column-major rows×c matrices stored one after another: the leading
 // rows·cols elements of each.
 template <class T>
@@ -66,12 +75,8 @@ void batched_jacobi(const T* a, std::size_t m, std::size_t n, std::size_t q, std
   scratch<T> work_a(m * n * q, stream), uu(m * m * q, stream), vv(n * n * q, stream);
   raw::copy_bytes(work_a.ptr, a, m * n * q * sizeof(T), raw::direction::device_to_device, stream);
   const cusolverDnHandle_t h = detail::solver(stream);
-  gesvdjInfo_t params = nullptr;
-  TPROD_CUDA_CHECK(cusolverDnCreateGesvdjInfo(&params));
-  struct destroy {
-    gesvdjInfo_t p;
-    ~destroy() { cusolverDnDestroyGesvdjInfo(p); }
-  } destroy_params{params};
+  const jacobi_info info_owner;
+  const gesvdjInfo_t params = info_owner.params;
   TPROD_CUDA_CHECK(cusolverDnXgesvdjSetSortEig(params, 1));  // non-increasing singular values
   int lwork = 0;
   TPROD_CUDA_CHECK(jacobi_buffer(h, int(m), int(n), work_a.ptr, sigma, uu.ptr, vv.ptr, &lwork, params, int(q)));
@@ -90,12 +95,8 @@ void slice_by_slice(const T* a, std::size_t m, std::size_t n, std::size_t q, std
   const int econ = ucols > r || vcols > r ? 0 : 1;
   scratch<T> x(m * n, stream);
   const cusolverDnHandle_t h = detail::solver(stream);
-  gesvdjInfo_t params = nullptr;
-  TPROD_CUDA_CHECK(cusolverDnCreateGesvdjInfo(&params));
-  struct destroy {
-    gesvdjInfo_t p;
-    ~destroy() { cusolverDnDestroyGesvdjInfo(p); }
-  } destroy_params{params};
+  const jacobi_info info_owner;
+  const gesvdjInfo_t params = info_owner.params;
   int lwork = 0;
   TPROD_CUDA_CHECK(jacobi_one_buffer(h, econ, int(m), int(n), x.ptr, sigma, u, int(m), v, int(n), &lwork, params));
   scratch<T> work(std::size_t(lwork), stream);

@@ -5,6 +5,7 @@
 // real data with a complex factor (the DFT of real tubes) promotes on the fly, and complex products stored into
 // real tubes keep their real parts, so no temporary buffers either.
 #include <complex>
+#include <cstdint>
 
 #include "check.cuh"
 #include "device_scalar.cuh"
@@ -25,19 +26,23 @@ template <class Out, class Acc> __device__ Out store(Acc v) {
 
 __host__ __device__ constexpr int round_up(int x, int to) { return (x + to - 1) / to * to; }
 // Inputs loaded before they are used (loads in flight per thread): as many as the outputs, up to 8 (16 measured
-// no faster).
-template <int Tile> constexpr int unroll_for = Tile < 8 ? Tile : 8;
+// no faster); 4 when each load is a vector of V tubes' elements (registers).
+template <int Tile, int V> constexpr int unroll_for = V > 1 ? 4 : Tile < 8 ? Tile : 8;
 
 // 16 bytes of factor entries, read from shared memory in one instruction.
 template <class F> struct alignas(16) pack { F v[16 / sizeof(F)]; };
+// The elements of V neighbouring tubes at one position: one 16-byte load or store.
+template <class T, int V> struct alignas(sizeof(T) * V) lanes { T v[V]; };
 
-// One thread per tube i: `Tile` outputs at a time in registers. The factor F (p×q) sits in shared memory row by
+// One thread per V neighbouring tubes i, …, i+V−1 (their elements at tube position j are contiguous, so one vector
+// load reads them): `Tile` outputs of each at a time in registers. The factor F (p×q) sits in shared memory row by
 // row (fs[j·qq + k]), padded with zeros to whole blocks of rows and of `Tile` columns so the inner loops need no
 // bounds; each row's Tile entries are read in 16-byte packs, at the same address by every thread of a warp.
-template <int Tile, class In, class F, class Out>
+// Requires rows % V == 0 and in, out aligned to V elements.
+template <int Tile, int V, class In, class F, class Out>
 __global__ void tube_factor_kernel(const In* __restrict__ in, const F* __restrict__ f, Out* __restrict__ out,
                                    std::size_t rows, int p, int q) {
-  constexpr int unroll = unroll_for<Tile>, per_pack = int(16 / sizeof(F));
+  constexpr int unroll = unroll_for<Tile, V>, per_pack = int(16 / sizeof(F));
   static_assert(Tile % per_pack == 0);
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   F* fs = reinterpret_cast<F*>(shared_bytes);
@@ -48,16 +53,22 @@ __global__ void tube_factor_kernel(const In* __restrict__ in, const F* __restric
   }
   __syncthreads();
   using Acc = decltype(In{} * F{});
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < rows;
-       i += std::size_t(gridDim.x) * blockDim.x) {
+  using in_lanes = lanes<In, V>;
+  using out_lanes = lanes<Out, V>;
+  for (std::size_t g = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; g < rows / V;
+       g += std::size_t(gridDim.x) * blockDim.x) {
+    const std::size_t i = g * V;
     for (int k0 = 0; k0 < q; k0 += Tile) {
-      Acc acc[Tile];
+      Acc acc[Tile][V];
 #pragma unroll
-      for (int t = 0; t < Tile; ++t) acc[t] = Acc(0);
+      for (int t = 0; t < Tile; ++t)
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[t][v] = Acc(0);
       for (int j0 = 0; j0 < p; j0 += unroll) {
-        In x[unroll];
+        in_lanes x[unroll];
 #pragma unroll
-        for (int u = 0; u < unroll; ++u) x[u] = j0 + u < p ? in[i + std::size_t(j0 + u) * rows] : In(0);
+        for (int u = 0; u < unroll; ++u)
+          x[u] = j0 + u < p ? *reinterpret_cast<const in_lanes*>(in + i + std::size_t(j0 + u) * rows) : in_lanes{};
 #pragma unroll
         for (int u = 0; u < unroll; ++u) {
           const auto* row = reinterpret_cast<const pack<F>*>(fs + (j0 + u) * qq + k0);
@@ -65,26 +76,45 @@ __global__ void tube_factor_kernel(const In* __restrict__ in, const F* __restric
           for (int b = 0; b < Tile / per_pack; ++b) {
             const pack<F> w = row[b];
 #pragma unroll
-            for (int e = 0; e < per_pack; ++e) acc[b * per_pack + e] += x[u] * w.v[e];
+            for (int e = 0; e < per_pack; ++e)
+#pragma unroll
+              for (int v = 0; v < V; ++v) acc[b * per_pack + e][v] += x[u].v[v] * w.v[e];
           }
         }
       }
 #pragma unroll
-      for (int t = 0; t < Tile; ++t)
-        if (k0 + t < q) out[i + std::size_t(k0 + t) * rows] = store<Out>(acc[t]);
+      for (int t = 0; t < Tile; ++t) {
+        if (k0 + t >= q) continue;
+        out_lanes o;
+#pragma unroll
+        for (int v = 0; v < V; ++v) o.v[v] = store<Out>(acc[t][v]);
+        *reinterpret_cast<out_lanes*>(out + i + std::size_t(k0 + t) * rows) = o;
+      }
     }
   }
 }
 
-template <int Tile> std::size_t shared_bytes_for(std::size_t p, std::size_t q, std::size_t scalar_bytes) {
-  return std::size_t(round_up(int(p), unroll_for<Tile>)) * std::size_t(round_up(int(q), Tile)) * scalar_bytes;
+template <int Tile, int V> std::size_t shared_bytes_for(std::size_t p, std::size_t q, std::size_t scalar_bytes) {
+  return std::size_t(round_up(int(p), unroll_for<Tile, V>)) * std::size_t(round_up(int(q), Tile)) * scalar_bytes;
 }
 
+template <int Tile, int V, class In, class F, class Out>
+void launch_lanes(const In* in, const F* f, Out* out, std::size_t rows, std::size_t p, std::size_t q,
+                  cudaStream_t stream) {
+  tube_factor_kernel<Tile, V><<<blocks_for(rows / V, tube_threads), tube_threads,
+                                shared_bytes_for<Tile, V>(p, q, sizeof(F)), stream>>>(in, f, out, rows, int(p), int(q));
+  TPROD_CUDA_CHECK(cudaGetLastError());
+}
+
+// 16-byte loads and stores (V neighbouring tubes per thread) where the tube count and the addresses allow, else one
+// tube per thread.
 template <int Tile, class In, class F, class Out>
 void launch(const In* in, const F* f, Out* out, std::size_t rows, std::size_t p, std::size_t q, cudaStream_t stream) {
-  tube_factor_kernel<Tile><<<blocks_for(rows, tube_threads), tube_threads, shared_bytes_for<Tile>(p, q, sizeof(F)), stream>>>(
-      in, f, out, rows, int(p), int(q));
-  TPROD_CUDA_CHECK(cudaGetLastError());
+  constexpr int V = int(16 / (sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out)));
+  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % (V * sizeof(In)) == 0 &&
+                       reinterpret_cast<std::uintptr_t>(out) % (V * sizeof(Out)) == 0;
+  if (V > 1 && rows % V == 0 && aligned) launch_lanes<Tile, V>(in, f, out, rows, p, q, stream);
+  else launch_lanes<Tile, 1>(in, f, out, rows, p, q, stream);
 }
 
 }  // namespace

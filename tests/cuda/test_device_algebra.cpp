@@ -26,17 +26,21 @@ TEST_CASE_TEMPLATE("device transform and inverse_transform equal the host's", T,
   }
 }
 
-// The transform takes tprod's tube kernel for p, q ≤ 16 (tiles of 4 and 16 outputs) and cuBLAS's GEMM beyond.
+// The transform takes tprod's tube kernel for p, q ≤ 16 (tiles of 4 and 16 outputs, vector loads where the tube
+// count allows) and cuBLAS's GEMM beyond.
 TEST_CASE_TEMPLATE("device transform on both sides of the tube kernel's bounds", T, TPROD_TEST_SCALARS) {
   for (std::size_t p : {4, 5, 9, 16, 17, 31, 40, 65}) {
     for_each_policy(p, [&](const auto& l) {
       CAPTURE(p);
       CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
-      const auto a = random_tensor3<T>(37, 3, p, 20 + p);
-      const auto da = to_device(a);
-      const auto ahat = transform(a, l);
-      check_close(ahat, transform(da, l), p);
-      check_close(inverse_transform(ahat), inverse_transform(to_device(ahat)), 2 * p);
+      // 111 tubes: one per thread; 24: vectors of 16 bytes (4 floats, 2 doubles or complex floats) per thread
+      for (const auto& [m, n] : {std::pair{37, 3}, std::pair{8, 3}}) {
+        const auto a = random_tensor3<T>(m, n, p, 20 + p);
+        const auto da = to_device(a);
+        const auto ahat = transform(a, l);
+        check_close(ahat, transform(da, l), p);
+        check_close(inverse_transform(ahat), inverse_transform(to_device(ahat)), 2 * p);
+      }
     });
   }
 }
@@ -132,4 +136,46 @@ TEST_CASE("device transform-domain tensors move between spaces") {
   static_assert(std::same_as<typename std::remove_cvref_t<decltype(dhat)>::memory_space_type, device_space>);
   check_close(a, inverse_transform(dhat), 24);
   check_close(ahat, to_device(to_host(dhat)), 1);
+}
+
+TEST_CASE_TEMPLATE("device mode products equal the host's, the scalars promoted as on the host", T, TPROD_TEST_SCALARS) {
+  using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  for (const auto& [m, n, p] : {std::tuple{4, 3, 5}, std::tuple{7, 2, 17}, std::tuple{3, 3, 1}, std::tuple{0, 3, 2}}) {
+    CAPTURE(shape_string(m, n, p));
+    const auto a = random_tensor3<T>(m, n, p, 80);
+    const auto da = to_device(a);
+    std::srand(unsigned(m + n + p));
+    const M u1 = M::Random(6, m), u2 = M::Random(5, n), u3 = M::Random(4, p), u3_long = M::Random(20, p);
+    check_close(mode_product<1>(a, u1), mode_product<1>(da, u1), std::size_t(m) + 1);
+    check_close(mode_product<2>(a, u2), mode_product<2>(da, u2), std::size_t(n) + 1);
+    check_close(mode_product<3>(a, u3), mode_product<3>(da, u3), std::size_t(p) + 1);       // tprod's tube kernel
+    check_close(mode_product<3>(a, u3_long), mode_product<3>(da, u3_long), std::size_t(p) + 1);  // one GEMM
+    if constexpr (!is_complex_v<T>) {  // a real tensor times a complex matrix is complex, as on the host
+      using C = std::complex<T>;
+      const Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic> uc = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic>::Random(3, n);
+      check_close(mode_product<2>(a, uc), mode_product<2>(da, uc), std::size_t(n) + 1);
+    }
+  }
+  CHECK_THROWS_WITH_AS(mode_product<2>(to_device(random_tensor3<T>(2, 3, 4, 1)), M::Random(2, 2)),
+                       doctest::Contains("mode 2 of the 2x3x4 tensor has extent 3"), shape_error);
+}
+
+TEST_CASE("device predicates judge as the host's") {
+  const auto a = random_tensor3<double>(5, 5, 4, 90);
+  const auto da = to_device(a);
+  for_each_policy(4, [&](const auto& l) {
+    CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+    const auto q = qr(da, l).q;  // L-orthogonal
+    CHECK(is_orthogonal(q, l));
+    CHECK(is_orthogonal(qr(a, l).q, l));
+    CHECK_FALSE(is_orthogonal(da, l));
+    const auto ap = inverse_transform(transform(da, l));  // A, complex under a complex Z
+    const auto sym = product(transpose(ap, l), ap, l);    // f-symmetric
+    CHECK(is_f_symmetric(sym, l));
+    CHECK_FALSE(is_f_symmetric(da, l));
+    CHECK(is_f_diagonal(svd(da, l).s_hat));
+    CHECK_FALSE(is_f_diagonal(transform(da, l)));
+  });
+  CHECK(is_f_diagonal(to_device(identity<double>(4, 3, dct{}))));
+  CHECK_FALSE(is_f_diagonal(da));
 }

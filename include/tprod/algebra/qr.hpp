@@ -4,47 +4,45 @@
 /// L⁻¹. Q is L-orthogonal (economy: its r = min(m, n) columns are L-orthonormal, Qᵀ *_L Q = I), R is
 /// f-upper-triangular (every R̂_k is upper triangular; R itself need not be, since L⁻¹ mixes the slices).
 ///
-/// The per-slice factorizations are Eigen's HouseholderQR; no sign normalization is applied. For a real tensor
-/// under the DFT the self-conjugate slices are factorized as real matrices, so Q and R come back real.
-#include <Eigen/QR>
+/// The per-slice factorizations are the backend's qr_slices task, computed where the tensor lives: Eigen's
+/// HouseholderQR on the host, cuSOLVER's geqrf and orgqr on the device; no sign normalization is applied. For a real
+/// tensor under the DFT the self-conjugate slices are factorized as real matrices, so Q and R come back real.
 #include <algorithm>
+#include <vector>
 
 #include "tprod/algebra/detail/slice_factorization.hpp"
 #include "tprod/algebra/factor_mode.hpp"
+#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/cpu/slice_factorization.hpp"
 #include "tprod/transform/transformed.hpp"
 
 namespace tprod {
 
 /// @brief The factors of an L-QR in the transform domain (`*_hat`) and in the original domain:
-/// Q m×r×p and R r×n×p (economy, r = min(m, n)) or Q m×m×p and R m×n×p (full).
-template <scalar T, transform_policy L>
+/// Q m×r×p and R r×n×p (economy, r = min(m, n)) or Q m×m×p and R m×n×p (full), in memory space S.
+template <scalar T, transform_policy L, memory_space S = host_space>
 struct qr_result {
-  transformed<T, L> q_hat, r_hat;  ///< Q̂_k, R̂_k for every stored slice k
-  tensor3<T> q, r;                 ///< Q = L⁻¹(Q̂), R = L⁻¹(R̂)
+  transformed<T, L, dextents3, S> q_hat, r_hat;  ///< Q̂_k, R̂_k for every stored slice k
+  tensor3<T, dextents3, S> q, r;                 ///< Q = L⁻¹(Q̂), R = L⁻¹(R̂)
 };
 
 /// @brief The L-QR of a tensor given in the transform domain: Â_k = Q̂_k R̂_k for every stored slice.
 /// @throws shape_error for a tensor with an empty dimension; numerical_error for NaN or Inf.
-template <scalar T, transform_policy L, extents3_type E>
-qr_result<T, L> qr(const transformed<T, L, E>& ahat, factor_mode mode = factor_mode::economy) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+qr_result<T, L, S> qr(const transformed<T, L, E, S>& ahat, factor_mode mode = factor_mode::economy) {
   const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p();
   detail::check_nonempty("qr", m, n, p);
-  detail::check_finite("qr", ahat);
+  const auto sys = detail::system_of<S>();
+  if (!all_finite(sys, ahat.data().dynamic_view()))
+    throw numerical_error("qr: the " + ahat.shape() + " tensor holds NaN or Inf (in the " + std::string(L::name()) +
+                          " transform domain); a factorization needs finite data");
   const std::size_t r = mode == factor_mode::full ? m : std::min(m, n);
-  transformed<T, L> q_hat(dextents3(m, r, p), ahat.transform());
-  transformed<T, L> r_hat(dextents3(r, n, p), ahat.transform());
-  detail::for_each_stored_slice(ahat, [&](std::size_t k) {
-    detail::visit_slice(ahat, k, [&](const auto& x) {
-      using M = detail::matrix_of<decltype(x)>;
-      using D = typename L::template domain_scalar<T>;
-      const Eigen::HouseholderQR<M> f(x);
-      // Q̂_k = H_0 ⋯ H_{r−1} applied to the first r columns of the identity (no m×m Q for the economy form).
-      q_hat.slice(k) = (f.householderQ() * M::Identity(Eigen::Index(m), Eigen::Index(r))).template cast<D>();
-      r_hat.slice(k) = f.matrixQR().topRows(Eigen::Index(r)).template triangularView<Eigen::Upper>()
-                           .toDenseMatrix().template cast<D>();
-    });
-  });
-  qr_result<T, L> out{std::move(q_hat), std::move(r_hat), {}, {}};
+  transformed<T, L, dextents3, S> q_hat(dextents3(m, r, p), ahat.transform(), uninitialized);
+  transformed<T, L, dextents3, S> r_hat(dextents3(r, n, p), ahat.transform(), uninitialized);
+  std::vector<char> real_slices(ahat.stored_slices());
+  for (std::size_t k = 0; k < real_slices.size(); ++k) real_slices[k] = detail::self_conjugate_slice(ahat, k);
+  qr_slices(sys, ahat.data().dynamic_view(), real_slices, q_hat.data().dynamic_view(), r_hat.data().dynamic_view());
+  qr_result<T, L, S> out{std::move(q_hat), std::move(r_hat), {}, {}};
   out.q = inverse_transform(out.q_hat);
   out.r = inverse_transform(out.r_hat);
   return out;
@@ -53,7 +51,7 @@ qr_result<T, L> qr(const transformed<T, L, E>& ahat, factor_mode mode = factor_m
 /// @brief The L-QR A = Q *_L R: Â = L(A), p slice QRs, factors mapped back by L⁻¹.
 /// @tparam L a transform_policy (dct, dft, matrix_transform, identity_transform).
 /// @throws shape_error for a tensor with an empty dimension or a transform of the wrong size.
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 auto qr(const A& a, const L& policy, factor_mode mode = factor_mode::economy) {
   return qr(transform(a, policy), mode);
 }

@@ -51,8 +51,8 @@ double transform_condition(const L& l) {
 /// κ = transform_condition(L).
 /// @param epsilon the ε of the default tolerance: that of T's precision unless given.
 /// @throws shape_error for a tensor with an empty dimension.
-template <scalar T, transform_policy L, extents3_type E>
-rank_info ranks(const transformed<T, L, E>& ahat, double tol = -1,
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+rank_info ranks(const transformed<T, L, E, S>& ahat, double tol = -1,
                 double epsilon = std::numeric_limits<real_t<T>>::epsilon()) {
   const auto sigma = detail::slice_singular_values(ahat);
   rank_info info;
@@ -69,25 +69,25 @@ rank_info ranks(const transformed<T, L, E>& ahat, double tol = -1,
   return info;
 }
 
-/// @brief ranks(L(A), tol, epsilon).
-template <host_tensor3 A, transform_policy L>
+/// @brief ranks(L(A), tol, epsilon), computed where A lives.
+template <any_tensor3 A, transform_policy L>
 rank_info ranks(const A& a, const L& policy, double tol = -1,
                 double epsilon = std::numeric_limits<real_t<value_type_of<A>>>::epsilon()) {
   return ranks(transform(a, policy), tol, epsilon);
 }
 
 /// @brief The L-tubal rank: the number of singular tubes with a singular value above tol (paper 000, Def. 10).
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 std::size_t tubal_rank(const A& a, const L& policy, double tol = -1) {
   return ranks(a, policy, tol).tubal_rank;
 }
 /// @brief The L-average rank (1/p)·Σ_k rank(Â_k) (paper 000, Def. 9).
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 double average_rank(const A& a, const L& policy, double tol = -1) {
   return ranks(a, policy, tol).average_rank;
 }
 /// @brief The multi-rank (rank(Â_0), …, rank(Â_{p−1})).
-template <host_tensor3 A, transform_policy L>
+template <any_tensor3 A, transform_policy L>
 std::vector<std::size_t> multi_rank(const A& a, const L& policy, double tol = -1) {
   return ranks(a, policy, tol).multi_rank;
 }

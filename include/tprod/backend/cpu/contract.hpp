@@ -5,6 +5,7 @@
 
 #include "tprod/backend/cpu/elementwise.hpp"
 #include "tprod/backend/cpu/facewise.hpp"
+#include "tprod/backend/cpu/mode_product.hpp"
 #include "tprod/backend/cpu/slice_factorization.hpp"
 #include "tprod/backend/cpu/transform.hpp"
 #include "tprod/backend/kernels/all.hpp"

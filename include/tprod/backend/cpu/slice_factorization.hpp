@@ -1,9 +1,10 @@
 #pragma once
 /// @file slice_factorization.hpp
 /// @brief The CPU backend's slice factorization tasks (contract: backend/kernels/slice_factorization.hpp).
-/// The slice-wise LU inverse and SVDs (Eigen's PartialPivLU and BDCSVD, which itself switches to Jacobi below 16
-/// columns). The L-QR still calls Eigen from algebra/ (see docs/design.md).
+/// The slice-wise LU inverse, SVDs and QRs (Eigen's PartialPivLU, BDCSVD, which itself switches to Jacobi below 16
+/// columns, and HouseholderQR).
 #include <Eigen/LU>
+#include <Eigen/QR>
 #include <Eigen/SVD>
 #include <algorithm>
 #include <cstddef>
@@ -42,10 +43,26 @@ std::vector<real_t<T>> invert_slices(const system& sys, tensor3_view<const T> a,
   return rconds;
 }
 
+/// @brief Calls factor(k, x) for every slice k of a, with x the slice itself or, where real_slices[k], its real part
+/// as a real matrix (a self-conjugate DFT slice, whose factors must stay real); on the system's threads when the
+/// slices' m·n·min(m, n) operations each are worth sharing. factor must only write slice k's outputs.
+template <class T, class F>
+void factor_slices(const system& sys, tensor3_view<const T> a, const std::vector<char>& real_slices, F&& factor) {
+  const std::size_t q = a.size() == 0 ? 0 : a.p();
+  const std::size_t work = a.m() * a.n() * std::min(a.m(), a.n()) * q;
+  parallel_for(q, work < parallel_min_macs ? 1 : sys.threads(), [&](std::size_t k) {
+    if constexpr (is_complex_v<T>) {
+      if (k < real_slices.size() && real_slices[k]) {
+        factor(k, Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>(a.slice(k).real()));
+        return;
+      }
+    }
+    factor(k, a.slice(k));
+  });
+}
+
 /// @brief The SVD of every slice, a_k = u_k·diag(σ_k)·v_kᴴ, into u (m×c_u×q) and v (n×c_v×q): thin factors when
-/// both have r = min(m, n) columns, else full ones cut to c_u and c_v. Slices with real_slices[k] are factored as
-/// their real parts (so a self-conjugate DFT slice keeps real factors). The slices run on the system's threads when
-/// their m·n·r operations each are worth sharing.
+/// both have r = min(m, n) columns, else full ones cut to c_u and c_v; real_slices as for factor_slices.
 /// @return σ, r×q column-major, non-increasing per slice.
 /// @throws numerical_error naming a slice whose SVD did not converge.
 template <class T>
@@ -53,7 +70,8 @@ std::vector<real_t<T>> svd_slices(const system& sys, tensor3_view<const T> a, co
                                   tensor3_view<T> u, tensor3_view<T> v) {
   const std::size_t m = a.m(), n = a.n(), q = a.size() == 0 ? 0 : a.p(), r = std::min(m, n);
   const bool full = u.n() > r || v.n() > r;
-  const unsigned options = full ? (Eigen::ComputeFullU | Eigen::ComputeFullV) : (Eigen::ComputeThinU | Eigen::ComputeThinV);
+  const unsigned options =
+      full ? (Eigen::ComputeFullU | Eigen::ComputeFullV) : (Eigen::ComputeThinU | Eigen::ComputeThinV);
   std::vector<real_t<T>> sigma(r * q);
   const auto factor = [&](std::size_t k, const auto& x) {
     const Eigen::BDCSVD<Eigen::Matrix<typename std::decay_t<decltype(x)>::Scalar, Eigen::Dynamic, Eigen::Dynamic>> svd(
@@ -65,17 +83,25 @@ std::vector<real_t<T>> svd_slices(const system& sys, tensor3_view<const T> a, co
     v.slice(k) = svd.matrixV().leftCols(Eigen::Index(v.n())).template cast<T>();
     for (std::size_t i = 0; i < r; ++i) sigma[i + k * r] = svd.singularValues()(Eigen::Index(i));
   };
-  const std::size_t work = m * n * r * q;
-  parallel_for(q, work < parallel_min_macs ? 1 : sys.threads(), [&](std::size_t k) {
-    if constexpr (is_complex_v<T>) {
-      if (k < real_slices.size() && real_slices[k]) {
-        factor(k, Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>(a.slice(k).real()));
-        return;
-      }
-    }
-    factor(k, a.slice(k));
-  });
+  factor_slices(sys, a, real_slices, factor);
   return sigma;
+}
+
+/// @brief The Householder QR of every slice, a_k = q_k·r_k, into q (m×c×q) and r (c×n×q), c = min(m, n) or m. Slices
+/// with real_slices[k] are factored as their real parts. No sign normalization is applied.
+template <class T>
+void qr_slices(const system& sys, tensor3_view<const T> a, const std::vector<char>& real_slices, tensor3_view<T> q,
+               tensor3_view<T> r) {
+  const std::size_t m = a.m(), c = q.n();
+  const auto factor = [&](std::size_t k, const auto& x) {
+    using M = Eigen::Matrix<typename std::decay_t<decltype(x)>::Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+    const Eigen::HouseholderQR<M> f(x);
+    // q_k = H_0 ⋯ H_{c−1} applied to the first c columns of the identity (no m×m Q for the economy form).
+    q.slice(k) = (f.householderQ() * M::Identity(Eigen::Index(m), Eigen::Index(c))).template cast<T>();
+    r.slice(k) = f.matrixQR().topRows(Eigen::Index(c)).template triangularView<Eigen::Upper>().toDenseMatrix()
+                     .template cast<T>();
+  };
+  factor_slices(sys, a, real_slices, factor);
 }
 
 /// @brief y(:, j, k) = x(:, j, k) for the leading y.n() columns of every slice (a column-major slice's leading

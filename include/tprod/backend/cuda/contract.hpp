@@ -5,6 +5,7 @@
 
 #include "tprod/backend/cuda/elementwise.hpp"
 #include "tprod/backend/cuda/facewise.hpp"
+#include "tprod/backend/cuda/mode_product.hpp"
 #include "tprod/backend/cuda/slice_factorization.hpp"
 #include "tprod/backend/cuda/transform.hpp"
 #include "tprod/backend/cuda/detail/raw.hpp"

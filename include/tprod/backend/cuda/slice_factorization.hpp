@@ -2,7 +2,8 @@
 /// @file slice_factorization.hpp
 /// @brief The CUDA backend's slice factorization tasks (contract: backend/kernels/slice_factorization.hpp), the
 /// mirror of backend/cpu/slice_factorization.hpp: the slice-wise inverse by batched LU (cuBLAS getrf/getri) and the
-/// slice SVDs through cuSOLVER (batched Jacobi up to 32×32, one gesvd per slice beyond: src/cuda/slice_svd.cu).
+/// slice SVDs through cuSOLVER (batched Jacobi up to 32×32, one gesvdj per slice beyond: src/cuda/slice_svd.cu) and
+/// the slice QRs (geqrf and orgqr/ungqr per slice: src/cuda/slice_qr.cu).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -55,6 +56,31 @@ std::vector<real_t<T>> svd_slices(const system& sys, dview<const T> a, const std
       throw numerical_error("svd: the factorization of transform-domain slice " + std::to_string(k) +
                             " did not converge (cuSOLVER info " + std::to_string(info[k]) + ")");
   return sigma;
+}
+
+/// @brief The Householder QR of every slice, a_k = q_k·r_k (q m×c×q, r c×n×q, c ∈ {min(m, n), m}); slices with
+/// real_slices[k] are factored again as their real parts, so their factors come back real.
+template <class T>
+void qr_slices(const system& sys, dview<const T> a, const std::vector<char>& real_slices, dview<T> q, dview<T> r) {
+  const std::size_t m = a.m(), n = a.n(), slices = a.size() == 0 ? 0 : a.p(), c = q.n();
+  if (slices == 0 || m == 0 || n == 0) return;
+  std::vector<int> info(slices);
+  raw::qr_slices(a.data(), m, n, slices, c, q.data(), r.data(), info.data(), sys.stream());
+  if constexpr (is_complex_v<T>) {
+    using R = real_t<T>;
+    for (std::size_t k = 0; k < slices && k < real_slices.size(); ++k) {
+      if (!real_slices[k]) continue;
+      device_buffer<R> re(m * n, sys.stream()), qr(m * c, sys.stream()), rr(c * n, sys.stream());
+      raw::real_part(a.data() + k * m * n, re.data(), m * n, sys.stream());
+      raw::qr_slices(re.data(), m, n, 1, c, qr.data(), rr.data(), info.data() + k, sys.stream());
+      raw::convert(qr.data(), q.data() + k * m * c, m * c, sys.stream());
+      raw::convert(rr.data(), r.data() + k * c * n, c * n, sys.stream());
+    }
+  }
+  for (std::size_t k = 0; k < slices; ++k)
+    if (info[k] != 0)
+      throw numerical_error("qr: the factorization of transform-domain slice " + std::to_string(k) +
+                            " failed (cuSOLVER info " + std::to_string(info[k]) + ")");
 }
 
 /// @brief y(:, j, k) = x(:, j, k) for the leading y.n() columns of every slice (one strided copy).

@@ -5,13 +5,14 @@
 /// missing from one backend fails to compile there, not at a user's call.
 #include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/backend/kernels/facewise.hpp"
+#include "tprod/backend/kernels/mode_product.hpp"
 #include "tprod/backend/kernels/slice_factorization.hpp"
 #include "tprod/backend/kernels/transform.hpp"
 
 namespace tprod::backend::kernels {
 
 template <class Sys, class T, class S, class L>
-concept backend_for = elementwise_tasks<Sys, T, S> && facewise_task<Sys, T, S> &&
+concept backend_for = elementwise_tasks<Sys, T, S> && facewise_task<Sys, T, S> && mode_product_task<Sys, T, S> &&
                       slice_factorization_tasks<Sys, T, S> && transform_tasks<Sys, L, T, S>;
 
 }  // namespace tprod::backend::kernels

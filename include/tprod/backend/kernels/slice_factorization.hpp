@@ -10,8 +10,10 @@
 ///                                           Re a(:, :, k) (a self-conjugate DFT slice, whose factors must stay
 ///                                           real); numerical_error naming a slice that did not converge
 ///                                                                   → σ, r×q column-major, non-increasing per slice
+///   qr_slices(sys, a, real_slices, q, r)    a(:, :, k) = q_k·r_k for every slice (Householder): q m×c×q with
+///                                           orthonormal columns, r c×n×q upper triangular, c ∈ {min(m, n), m};
+///                                           real_slices as for svd_slices
 ///   leading_columns(sys, x, y)              y(:, j, k) = x(:, j, k) for the y.n() ≤ x.n() leading columns
-/// The slice QR joins the contract with the device L-QR (docs/design.md).
 #include <concepts>
 #include <vector>
 
@@ -25,6 +27,7 @@ concept slice_factorization_tasks = requires(const Sys& sys, tensor3_view<const 
                                              tensor3_view<T, dextents3, S> out, real_t<T> min_rcond) {
   { invert_slices(sys, a, out, min_rcond) } -> std::same_as<std::vector<real_t<T>>>;
   { svd_slices(sys, a, std::vector<char>{}, out, out) } -> std::same_as<std::vector<real_t<T>>>;
+  qr_slices(sys, a, std::vector<char>{}, out, out);
   leading_columns(sys, a, out);
 };
 

@@ -62,6 +62,12 @@ void gemm(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::si
 template <class T>
 void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a, const T* b, T* c,
                           bool tf32, cudaStream_t stream);
+/// @brief The same with the slices' strides given: C_s = A_s·B_s with A_s = a + s·stride_a, B_s = b + s·stride_b
+/// (0: one B shared by every slice), C_s = c + s·stride_c; leading dimensions m, l, m.
+template <class T>
+void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a,
+                          std::size_t stride_a, const T* b, std::size_t stride_b, T* c, std::size_t stride_c, bool tf32,
+                          cudaStream_t stream);
 
 // The tube transform's kernel (src/cuda/tube_transform.cu).
 /// @brief Whether tube_transform takes a p×q factor of scalars of this size (small factors: the kernel keeps the
@@ -81,6 +87,12 @@ void tube_transform(const In* in, const F* factor, Out* out, std::size_t rows, s
 template <class T>
 void svd_slices(const T* a, std::size_t m, std::size_t n, std::size_t q, std::size_t ucols, std::size_t vcols, T* u,
                 T* v, real_of_t<T>* sigma, int* info, cudaStream_t stream);
+/// @brief a(:, :, s) = q_s·r_s for the q slices of an m×n×q tensor (src/cuda/slice_qr.cu): qs m×c×q with
+/// orthonormal columns, rs c×n×q upper triangular, c ∈ {min(m, n), m} (economy or full); info (host) cuSOLVER's
+/// status per slice (0: success).
+template <class T>
+void qr_slices(const T* a, std::size_t m, std::size_t n, std::size_t q, std::size_t c, T* qs, T* rs, int* info,
+               cudaStream_t stream);
 /// @brief out(:, :, k) = a(:, :, k)⁻¹ for the p square m×m slices (batched LU); rconds[k] (host) =
 /// 1/(‖a_k⁻¹‖₁·max_j ‖a_j‖₁), 0 where LU met a zero pivot.
 template <class T>

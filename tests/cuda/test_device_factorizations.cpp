@@ -1,8 +1,9 @@
-// The L-SVD on device tensors (cuSOLVER) against the CPU backend on the same inputs: the singular values and the
-// multi-rank equal the host's, and the device factors satisfy the L-SVD's identities (A = U *_L S *_L Vᴴ, U and V
-// L-orthogonal), over the four scalars, every transform, tall, wide and square slices on both cuSOLVER routes
-// (batched Jacobi up to 32×32, one gesvd per slice beyond), economy, full, rank- and energy-truncated. The factors
-// themselves are unique only up to the signs (phases) of their columns, so they are checked through identities.
+// The slice factorizations on device tensors (cuSOLVER) against the CPU backend on the same inputs, over the four
+// scalars, every transform, tall, wide and square slices: the L-SVD (both cuSOLVER routes: batched Jacobi up to
+// 32×32, one gesvdj per slice beyond; economy, full, rank- and energy-truncated), whose singular values and
+// multi-rank equal the host's; the L-QR; the ranks. Factors are unique only up to the signs (phases) of their
+// columns, so they are checked through the identities that define them (A = U *_L S *_L Vᴴ = Q *_L R, U, V and Q
+// L-orthogonal, R̂ upper triangular).
 #include "cuda_test.hpp"
 
 using namespace tprod;
@@ -87,11 +88,59 @@ TEST_CASE_TEMPLATE("device truncated and energy-truncated svd keep what the host
   }
 }
 
-TEST_CASE("device svd refuses NaN and empty tensors by name") {
+TEST_CASE("device factorizations refuse NaN and empty tensors by name") {
   auto a = random_tensor3<double>(4, 3, 2, 5);
   a(1, 1, 1) = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_WITH_AS(svd(to_device(a), dct{}), doctest::Contains("NaN or Inf"), numerical_error);
   CHECK_THROWS_AS(svd(device_tensor3<double>(0, 3, 2), dct{}), shape_error);
   CHECK_THROWS_WITH_AS(truncated_svd(to_device(random_tensor3<float>(4, 3, 2, 6)), dct{}, 4),
                        doctest::Contains("must lie in 1..min(m, n) = 3"), shape_error);
+  CHECK_THROWS_WITH_AS(qr(to_device(a), dft{}), doctest::Contains("NaN or Inf"), numerical_error);
+  CHECK_THROWS_AS(ranks(device_tensor3<float>(3, 0, 2), dct{}), shape_error);
+}
+
+TEST_CASE_TEMPLATE("device qr: Q *_L R = A with Q L-orthogonal and R̂ upper triangular", T, TPROD_TEST_SCALARS) {
+  for (const auto& [m, n, p] : {std::tuple{5, 3, 4}, std::tuple{3, 5, 5}, std::tuple{1, 1, 1}, std::tuple{40, 33, 2}}) {
+    for_each_policy(std::size_t(p), [&](const auto& l) {
+      CAPTURE(shape_string(m, n, p));
+      CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+      const auto a = random_tensor3<T>(m, n, p, 40 + n);
+      const std::size_t size = std::size_t(m * n * p);
+      for (factor_mode mode : {factor_mode::economy, factor_mode::full}) {
+        const auto host = qr(a, l, mode);
+        const auto dev = qr(to_device(a), l, mode);
+        const auto q = to_host(dev.q), r = to_host(dev.r);
+        CHECK(q.shape() == host.q.shape());
+        CHECK(r.shape() == host.r.shape());
+        const auto a_promoted = inverse_transform(transform(a, l));
+        CHECK(double(frobenius_norm(product(q, r, l) - a_promoted)) <=
+              10 * tol<T>(size) * (double(frobenius_norm(a)) + 1));
+        CHECK(orthogonality_error(q, l) <= 10 * tol<T>(size));
+        const auto r_hat = to_host(dev.r_hat);
+        double below = 0;
+        for (std::size_t k = 0; k < r_hat.stored_slices(); ++k)
+          for (std::size_t j = 0; j < r_hat.n(); ++j)
+            for (std::size_t i = j + 1; i < r_hat.m(); ++i) below += std::abs(r_hat.slice(k)(Eigen::Index(i), Eigen::Index(j)));
+        CHECK(below == 0);
+      }
+    });
+  }
+}
+
+TEST_CASE_TEMPLATE("device ranks equal the host's, on tensors of known tubal rank", T, TPROD_TEST_SCALARS) {
+  for (std::size_t p : {1, 4, 5}) {
+    for_each_policy(p, [&](const auto& l) {
+      CAPTURE(p);
+      CAPTURE(std::string(std::remove_cvref_t<decltype(l)>::name()));
+      // a product of 9×3×p and 3×7×p tensors has tubal rank at most 3 (3 for random factors)
+      const auto a = product(random_tensor3<T>(9, 3, p, 1), random_tensor3<T>(3, 7, p, 2), l);
+      const auto host = ranks(a, l);
+      const auto dev = ranks(to_device(a), l);
+      CHECK(host.tubal_rank == 3);
+      CHECK(dev.tubal_rank == host.tubal_rank);
+      CHECK(dev.multi_rank == host.multi_rank);
+      CHECK(dev.average_rank == host.average_rank);
+      CHECK(std::abs(dev.tolerance - host.tolerance) <= 1e-3 * host.tolerance);
+    });
+  }
 }
