@@ -2,8 +2,10 @@
 // layout), so kernels get complex arithmetic; real types are themselves.
 #pragma once
 #include <cuda/std/complex>
+#include <library_types.h>
 
 #include <complex>
+#include <type_traits>
 
 namespace tprod::backend::cuda::detail {
 
@@ -14,6 +16,14 @@ template <class T> using dev_t = typename device_scalar<T>::type;
 template <class T> dev_t<T>* dev(T* p) { return reinterpret_cast<dev_t<T>*>(p); }
 template <class T> const dev_t<T>* dev(const T* p) { return reinterpret_cast<const dev_t<T>*>(p); }
 template <class T> dev_t<T> dev(const T& v) { return *reinterpret_cast<const dev_t<T>*>(&v); }
+
+// The cudaDataType of each scalar, for cuBLAS's and cuSOLVER's generic (Ex, X) interfaces.
+template <class T> constexpr cudaDataType data_type_of() {
+  if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
+  else if constexpr (std::is_same_v<T, double>) return CUDA_R_64F;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return CUDA_C_32F;
+  else return CUDA_C_64F;
+}
 
 template <class T> struct is_cplx : std::false_type {};
 template <class R> struct is_cplx<::cuda::std::complex<R>> : std::true_type {};

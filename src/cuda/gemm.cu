@@ -9,11 +9,10 @@
 namespace tprod::backend::cuda {
 namespace {
 
-template <class T> struct blas_type;
-template <> struct blas_type<float> { static constexpr cudaDataType data = CUDA_R_32F; using alpha = float; };
-template <> struct blas_type<double> { static constexpr cudaDataType data = CUDA_R_64F; using alpha = double; };
-template <> struct blas_type<std::complex<float>> { static constexpr cudaDataType data = CUDA_C_32F; using alpha = cuComplex; };
-template <> struct blas_type<std::complex<double>> { static constexpr cudaDataType data = CUDA_C_64F; using alpha = cuDoubleComplex; };
+// The alpha/beta scalar type cuBLAS takes for each scalar.
+template <class T> struct blas_type { using alpha = T; };
+template <> struct blas_type<std::complex<float>> { using alpha = cuComplex; };
+template <> struct blas_type<std::complex<double>> { using alpha = cuDoubleComplex; };
 
 // Single precision may use TF32 tensor cores when asked; double precision always computes in double.
 template <class T> cublasComputeType_t compute_type(bool tf32) {
@@ -42,7 +41,7 @@ void gemm(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::si
           T* c, std::size_t ldc, bool tf32, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   const auto alpha = one<T>(), beta = zero<T>();
-  constexpr cudaDataType t = blas_type<T>::data;
+  constexpr cudaDataType t = detail::data_type_of<T>();
   TPROD_CUDA_CHECK(cublasGemmEx_64(detail::blas(stream), CUBLAS_OP_N, CUBLAS_OP_N, int64_t(rows), int64_t(cols),
                                    int64_t(k), &alpha, a, t, int64_t(lda), b, t, int64_t(ldb), &beta, c, t,
                                    int64_t(ldc), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
@@ -54,7 +53,7 @@ void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size
                           cudaStream_t stream) {
   if (m == 0 || n == 0 || batch == 0) return;
   const auto alpha = one<T>(), beta = zero<T>();
-  constexpr cudaDataType t = blas_type<T>::data;
+  constexpr cudaDataType t = detail::data_type_of<T>();
   TPROD_CUDA_CHECK(cublasGemmStridedBatchedEx_64(
       detail::blas(stream), CUBLAS_OP_N, CUBLAS_OP_N, int64_t(m), int64_t(n), int64_t(l), &alpha, a, t, int64_t(m),
       int64_t(stride_a), b, t, int64_t(l), int64_t(stride_b), &beta, c, t, int64_t(m), int64_t(stride_c),

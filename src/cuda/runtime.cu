@@ -18,36 +18,32 @@ std::string status_text(cublasStatus_t s) { return cublasGetStatusName(s) + std:
 std::string status_text(curandStatus_t s) { return "curandStatus_t " + std::to_string(int(s)); }
 std::string status_text(cusolverStatus_t s) { return "cusolverStatus_t " + std::to_string(int(s)); }
 
-cublasHandle_t blas(cudaStream_t stream) {
+namespace {
+// This thread's library handle on the current device (created on first use, destroyed with the thread), bound to
+// `stream`: cuBLAS's and cuSOLVER's handles are neither thread-safe nor per-device.
+template <class Handle, auto create, auto destroy, auto set_stream>
+Handle per_thread_handle(cudaStream_t stream) {
   struct handles {
-    std::map<int, cublasHandle_t> by_device;
+    std::map<int, Handle> by_device;
     ~handles() {
-      for (auto& [device, h] : by_device) cublasDestroy(h);
+      for (auto& [device, h] : by_device) destroy(h);
     }
   };
   thread_local handles hs;
   int device = 0;
   TPROD_CUDA_CHECK(cudaGetDevice(&device));
   auto& h = hs.by_device[device];
-  if (!h) TPROD_CUDA_CHECK(cublasCreate(&h));
-  TPROD_CUDA_CHECK(cublasSetStream(h, stream));
+  if (!h) TPROD_CUDA_CHECK(create(&h));
+  TPROD_CUDA_CHECK(set_stream(h, stream));
   return h;
 }
+}  // namespace
 
+cublasHandle_t blas(cudaStream_t stream) {
+  return per_thread_handle<cublasHandle_t, cublasCreate, cublasDestroy, cublasSetStream>(stream);
+}
 cusolverDnHandle_t solver(cudaStream_t stream) {
-  struct handles {
-    std::map<int, cusolverDnHandle_t> by_device;
-    ~handles() {
-      for (auto& [device, h] : by_device) cusolverDnDestroy(h);
-    }
-  };
-  thread_local handles hs;
-  int device = 0;
-  TPROD_CUDA_CHECK(cudaGetDevice(&device));
-  auto& h = hs.by_device[device];
-  if (!h) TPROD_CUDA_CHECK(cusolverDnCreate(&h));
-  TPROD_CUDA_CHECK(cusolverDnSetStream(h, stream));
-  return h;
+  return per_thread_handle<cusolverDnHandle_t, cusolverDnCreate, cusolverDnDestroy, cusolverDnSetStream>(stream);
 }
 
 }  // namespace tprod::backend::cuda::detail

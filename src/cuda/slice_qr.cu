@@ -14,13 +14,6 @@ namespace tprod::backend::cuda {
 namespace {
 using namespace detail;
 
-template <class T> constexpr cudaDataType data_type() {
-  if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
-  else if constexpr (std::is_same_v<T, double>) return CUDA_R_64F;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return CUDA_C_32F;
-  else return CUDA_C_64F;
-}
-
 // Forming Q from the reflectors under one name for the four scalars (orgqr for real, ungqr for complex).
 #define TPROD_FORM_Q(T, X, CT)                                                                                   \
   cusolverStatus_t form_q_buffer(cusolverDnHandle_t h, int m, int n, int k, const T* a, const T* tau, int* lw) { \
@@ -58,7 +51,7 @@ void qr_slices(const T* a, std::size_t m, std::size_t n, std::size_t q, std::siz
   if (m == 0 || n == 0 || q == 0) return;
   const std::size_t k = std::min(m, n);
   if (c != k && c != m) fail("qr_slices", "Q needs min(m, n) or m columns", __FILE__, __LINE__);
-  constexpr cudaDataType t = data_type<T>();
+  constexpr cudaDataType t = data_type_of<T>();
   scratch<T> x(m * n, stream), tau(k, stream);
   scratch<int> infos(2 * q, stream);
   const cusolverDnHandle_t h = solver(stream);

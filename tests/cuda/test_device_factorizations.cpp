@@ -1,9 +1,9 @@
 // The slice factorizations on device tensors (cuSOLVER) against the CPU backend on the same inputs, over the four
 // scalars, every transform, tall, wide and square slices: the L-SVD (both cuSOLVER routes: batched Jacobi up to
 // 32×32, one gesvdj per slice beyond; economy, full, rank- and energy-truncated), whose singular values and
-// multi-rank equal the host's; the L-QR; the ranks. Factors are unique only up to the signs (phases) of their
-// columns, so they are checked through the identities that define them (A = U *_L S *_L Vᴴ = Q *_L R, U, V and Q
-// L-orthogonal, R̂ upper triangular).
+// multi-rank equal the host's, its reconstruction and the spectral and nuclear norms; the L-QR; the ranks. Factors
+// are unique only up to the signs (phases) of their columns, so they are checked through the identities that define
+// them (A = U *_L S *_L Vᴴ = Q *_L R, U, V and Q L-orthogonal, R̂ upper triangular).
 #include "cuda_test.hpp"
 
 using namespace tprod;
@@ -76,6 +76,13 @@ TEST_CASE_TEMPLATE("device truncated and energy-truncated svd keep what the host
       const auto host_ak = approx(host_k);
       CHECK(double(frobenius_norm(to_host(approx(dev_k)) - host_ak)) <=
             1000 * tol<T>(size) * (double(frobenius_norm(a)) + 1));
+      CHECK(double(frobenius_norm(to_host(reconstruct(dev_k)) - reconstruct(host_k))) <=
+            1000 * tol<T>(size) * (double(frobenius_norm(a)) + 1));
+      CHECK(storage(dev_k) == storage(host_k));
+      // the norms from the device's singular values
+      const double spectral = double(spectral_norm(ahat)), nuclear = double(nuclear_norm(ahat));
+      CHECK(std::abs(double(spectral_norm(dhat)) - spectral) <= tol<T>(size) * (spectral + 1));
+      CHECK(std::abs(double(nuclear_norm(dhat)) - nuclear) <= tol<T>(size) * (nuclear + 1));
       const auto host_e = energy_truncated_svd(ahat, 0.7), dev_e = energy_truncated_svd(dhat, 0.7);
       CHECK(dev_e.kept == host_e.kept);
       CHECK(sigma_error(dev_e.sigma, host_e.sigma) <= tol<T>(size));

@@ -33,15 +33,12 @@ qr_result<T, L, S> qr(const transformed<T, L, E, S>& ahat, factor_mode mode = fa
   const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p();
   detail::check_nonempty("qr", m, n, p);
   const auto sys = detail::system_of<S>();
-  if (!all_finite(sys, ahat.data().dynamic_view()))
-    throw numerical_error("qr: the " + ahat.shape() + " tensor holds NaN or Inf (in the " + std::string(L::name()) +
-                          " transform domain); a factorization needs finite data");
+  detail::check_finite("qr", ahat);
   const std::size_t r = mode == factor_mode::full ? m : std::min(m, n);
   transformed<T, L, dextents3, S> q_hat(dextents3(m, r, p), ahat.transform(), uninitialized);
   transformed<T, L, dextents3, S> r_hat(dextents3(r, n, p), ahat.transform(), uninitialized);
-  std::vector<char> real_slices(ahat.stored_slices());
-  for (std::size_t k = 0; k < real_slices.size(); ++k) real_slices[k] = detail::self_conjugate_slice(ahat, k);
-  qr_slices(sys, ahat.data().dynamic_view(), real_slices, q_hat.data().dynamic_view(), r_hat.data().dynamic_view());
+  qr_slices(sys, ahat.data().dynamic_view(), detail::self_conjugate_slices(ahat), q_hat.data().dynamic_view(),
+            r_hat.data().dynamic_view());
   qr_result<T, L, S> out{std::move(q_hat), std::move(r_hat), {}, {}};
   out.q = inverse_transform(out.q_hat);
   out.r = inverse_transform(out.r_hat);

@@ -84,9 +84,7 @@ slice_svds_result<T, L, E, S> slice_svds(const transformed<T, L, E, S>& ahat, fa
   using R = svd_result<T, L, E, S>;
   check_nonempty("svd", ahat.m(), ahat.n(), ahat.p());
   const auto sys = system_of<S>();
-  if (!all_finite(sys, ahat.data().dynamic_view()))
-    throw numerical_error("svd: the " + ahat.shape() + " tensor holds NaN or Inf (in the " + std::string(L::name()) +
-                          " transform domain); a factorization needs finite data");
+  check_finite("svd", ahat);
   const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p(), r = std::min(m, n);
   const bool full = mode == factor_mode::full;
   slice_svds_result<T, L, E, S> f{
@@ -95,9 +93,8 @@ slice_svds_result<T, L, E, S> slice_svds(const transformed<T, L, E, S>& ahat, fa
       transformed<T, L, typename R::v_extents, S>(typename R::v_extents(n, full ? n : r, p), ahat.transform(),
                                                   uninitialized),
       {}};
-  std::vector<char> real_slices(ahat.stored_slices());
-  for (std::size_t k = 0; k < real_slices.size(); ++k) real_slices[k] = self_conjugate_slice(ahat, k);
-  const auto sigma = svd_slices(sys, ahat.data().dynamic_view(), real_slices, f.u_hat.data().dynamic_view(),
+  const auto sigma = svd_slices(sys, ahat.data().dynamic_view(), self_conjugate_slices(ahat),
+                                f.u_hat.data().dynamic_view(),
                                 f.v_hat.data().dynamic_view());
   f.sigma = Eigen::Map<const Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>>(
       sigma.data(), Eigen::Index(r), Eigen::Index(ahat.stored_slices()));
@@ -147,12 +144,6 @@ svd_result<T, L, E, S> assemble_svd(slice_svds_result<T, L, E, S> f, factor_mode
   return r;
 }
 
-/// @brief The multi-rank of energy_truncated_svd from σ (r×q, column k holding stored slice k's values, of which
-/// the first kept[k] count) and the stored slices' weights.
-template <class M, class X>
-std::vector<std::size_t> energy_ranks_of(const M& sigma, const std::vector<std::size_t>& kept, const X& ahat,
-                                         double gamma);
-
 /// @brief The smallest Σ_k w_k r_k (the multi-rank summed over all p slices) whose kept energy
 /// Σ_k w_k Σ_{i<r_k} σ_{ik}² reaches γ·Σ_k w_k Σ_i σ_{ik}², over weights 1 and 2.
 ///
@@ -195,6 +186,8 @@ std::vector<std::size_t> energy_ranks(const std::vector<Eigen::Matrix<R, Eigen::
   return ranks;
 }
 
+/// @brief The multi-rank of energy_truncated_svd from σ (r×q, column k holding stored slice k's values, of which
+/// the first kept[k] count) and the stored slices' weights.
 template <class M, class X>
 std::vector<std::size_t> energy_ranks_of(const M& sigma, const std::vector<std::size_t>& kept, const X& ahat,
                                          double gamma) {

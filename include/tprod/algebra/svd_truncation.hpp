@@ -17,7 +17,9 @@
 #include <limits>
 #include <vector>
 
+#include "tprod/algebra/facewise.hpp"
 #include "tprod/algebra/svd.hpp"
+#include "tprod/algebra/transpose.hpp"
 
 namespace tprod {
 
@@ -52,30 +54,24 @@ svd_result<T, L, E, S> truncate_energy(const svd_result<T, L, E, S>& r, double g
   return detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, cols, ranks);
 }
 
-/// @brief The tensor the L-SVD r represents, U *_L S *_L Vᴴ (the truncated approximation for a truncated r).
-template <scalar T, transform_policy L, extents3_type E>
-tensor3<T, E> reconstruct(const svd_result<T, L, E>& r) {
-  const std::size_t m = r.u.m(), n = r.v.m();
-  transformed<T, L, E> a_hat(E(m, n, r.u.p()), r.u_hat.transform());
-  detail::for_each_stored_slice(a_hat, [&](std::size_t k) {
-    const auto rk = Eigen::Index(r.kept[k]);
-    const auto s = r.sigma.col(Eigen::Index(k)).head(rk).template cast<typename L::template domain_scalar<T>>();
-    a_hat.slice(k) = r.u_hat.slice(k).leftCols(rk) * s.asDiagonal() * r.v_hat.slice(k).leftCols(rk).adjoint();
-  });
-  return inverse_transform(a_hat);
+/// @brief The tensor the L-SVD r represents, U *_L S *_L Vᴴ = L⁻¹(Û_k Ŝ_k V̂_kᴴ) (the truncated approximation for a
+/// truncated r), computed where r lives: Ŝ_k holds σ_k's kept values on its diagonal and zeros beyond.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+tensor3<T, E, S> reconstruct(const svd_result<T, L, E, S>& r) {
+  return inverse_transform(r.u_hat * r.s_hat * transpose(r.v_hat));
 }
 
 /// @brief Σ_{j<p} r_j·(m + n + 1): the numbers a truncated L-SVD stores (U, V columns and σ per slice kept).
-template <scalar T, transform_policy L, extents3_type E>
-std::size_t storage(const svd_result<T, L, E>& r) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+std::size_t storage(const svd_result<T, L, E, S>& r) {
   std::size_t total = 0;
   for (const std::size_t rj : r.kept) total += rj * (r.u.m() + r.v.m() + 1);
   return total;
 }
 
 /// @brief m·n·p / storage(r) (infinite for an L-SVD that keeps nothing).
-template <scalar T, transform_policy L, extents3_type E>
-double compression_ratio(const svd_result<T, L, E>& r) {
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+double compression_ratio(const svd_result<T, L, E, S>& r) {
   const double entries = double(r.u.m()) * double(r.v.m()) * double(r.u.p());
   const std::size_t s = storage(r);
   return s == 0 ? std::numeric_limits<double>::infinity() : entries / double(s);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tprod/backend/cpu/elementwise.hpp"
 #include "tprod/backend/cpu/facewise.hpp"
 #include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/transform/transformed.hpp"
@@ -60,13 +61,23 @@ std::vector<V> to_all_slices(const std::vector<V>& stored, std::size_t p) {
   return all;
 }
 
-/// @brief Throws numerical_error unless every stored transform-domain element is finite: a factorization of
-/// NaN or Inf means nothing (Eigen's SVD then fails and leaves its outputs uninitialized).
-template <scalar T, transform_policy L, extents3_type E>
-void check_finite(const char* what, const transformed<T, L, E>& ahat) {
-  if (!ahat.data().elements().allFinite())
+/// @brief Throws numerical_error unless every stored transform-domain element is finite, judged where Â lives (the
+/// backend's all_finite task): a factorization of NaN or Inf means nothing (Eigen's SVD then fails and leaves its
+/// outputs uninitialized; cuSOLVER's Jacobi does not converge).
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+void check_finite(const char* what, const transformed<T, L, E, S>& ahat) {
+  if (!all_finite(system_of<S>(), ahat.data().dynamic_view()))
     throw numerical_error(std::string(what) + ": the " + ahat.shape() + " tensor holds NaN or Inf (in the " +
                           std::string(L::name()) + " transform domain); a factorization needs finite data");
+}
+
+/// @brief self_conjugate_slice(Â, k) for every stored slice k: the real_slices argument of the slice
+/// factorization tasks.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+std::vector<char> self_conjugate_slices(const transformed<T, L, E, S>& ahat) {
+  std::vector<char> real(ahat.stored_slices());
+  for (std::size_t k = 0; k < real.size(); ++k) real[k] = self_conjugate_slice(ahat, k);
+  return real;
 }
 
 /// @brief Throws numerical_error naming slice k unless an Eigen factorization reports success.

@@ -6,6 +6,7 @@
 /// the slice QRs (geqrf and orgqr/ungqr per slice: src/cuda/slice_qr.cu).
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tprod/backend/cuda/device_buffer.hpp"
@@ -27,6 +28,35 @@ std::vector<real_t<T>> invert_slices(const system& sys, dview<const T> a, dview<
   return std::vector<real_t<T>>(rconds.begin(), rconds.end());
 }
 
+namespace detail {
+/// @brief Factors every slice of a into x and y with factor(a, first, count, x, y, info) (cuSOLVER's raw call
+/// for `count` slices from `first`, column-major factors one after another), then factors the slices with
+/// real_slices[k] again as their real parts, so that their factors come back real.
+/// @throws numerical_error naming the first slice whose cuSOLVER info is not 0 (`what`: the caller's name).
+template <class T, class Factor>
+void factor_slices(const system& sys, const char* what, dview<const T> a, const std::vector<char>& real_slices,
+                   dview<T> x, dview<T> y, Factor factor) {
+  const std::size_t q = a.p(), slice = a.m() * a.n(), xs = x.m() * x.n(), ys = y.m() * y.n();
+  std::vector<int> info(q);
+  factor(a.data(), std::size_t(0), q, x.data(), y.data(), info.data());
+  if constexpr (is_complex_v<T>) {
+    using R = real_t<T>;
+    for (std::size_t k = 0; k < q && k < real_slices.size(); ++k) {
+      if (!real_slices[k]) continue;
+      device_buffer<R> re(slice, sys.stream()), xr(xs, sys.stream()), yr(ys, sys.stream());
+      raw::real_part(a.data() + k * slice, re.data(), slice, sys.stream());
+      factor(std::as_const(re).data(), k, std::size_t(1), xr.data(), yr.data(), info.data() + k);
+      raw::convert(std::as_const(xr).data(), x.data() + k * xs, xs, sys.stream());
+      raw::convert(std::as_const(yr).data(), y.data() + k * ys, ys, sys.stream());
+    }
+  }
+  for (std::size_t k = 0; k < q; ++k)
+    if (info[k] != 0)
+      throw numerical_error(std::string(what) + ": the factorization of transform-domain slice " + std::to_string(k) +
+                            " did not succeed (cuSOLVER info " + std::to_string(info[k]) + ")");
+}
+}  // namespace detail
+
 /// @brief The SVD of every slice, a_k = u_k·diag(σ_k)·v_kᴴ (u m×c_u×q, v n×c_v×q, c_u ∈ {r, m}, c_v ∈ {r, n}).
 /// Slices with real_slices[k] are factored again as their real parts, so their factors come back real.
 /// @return σ, r×q column-major, non-increasing per slice.
@@ -37,24 +67,11 @@ std::vector<real_t<T>> svd_slices(const system& sys, dview<const T> a, const std
   const std::size_t m = a.m(), n = a.n(), q = a.size() == 0 ? 0 : a.p(), r = std::min(m, n);
   std::vector<real_t<T>> sigma(r * q);
   if (q == 0 || r == 0) return sigma;
-  std::vector<int> info(q);
-  raw::svd_slices(a.data(), m, n, q, u.n(), v.n(), u.data(), v.data(), sigma.data(), info.data(), sys.stream());
-  if constexpr (is_complex_v<T>) {
-    using R = real_t<T>;
-    for (std::size_t k = 0; k < q && k < real_slices.size(); ++k) {
-      if (!real_slices[k]) continue;
-      device_buffer<R> re(m * n, sys.stream()), ur(m * u.n(), sys.stream()), vr(n * v.n(), sys.stream());
-      raw::real_part(a.data() + k * m * n, re.data(), m * n, sys.stream());
-      raw::svd_slices(re.data(), m, n, 1, u.n(), v.n(), ur.data(), vr.data(), sigma.data() + k * r, info.data() + k,
-                      sys.stream());
-      raw::convert(ur.data(), u.data() + k * m * u.n(), m * u.n(), sys.stream());
-      raw::convert(vr.data(), v.data() + k * n * v.n(), n * v.n(), sys.stream());
-    }
-  }
-  for (std::size_t k = 0; k < q; ++k)
-    if (info[k] != 0)
-      throw numerical_error("svd: the factorization of transform-domain slice " + std::to_string(k) +
-                            " did not converge (cuSOLVER info " + std::to_string(info[k]) + ")");
+  detail::factor_slices(sys, "svd", a, real_slices, u, v,
+                        [&](const auto* x, std::size_t first, std::size_t count, auto* uk, auto* vk, int* info) {
+                          raw::svd_slices(x, m, n, count, u.n(), v.n(), uk, vk, sigma.data() + first * r, info,
+                                          sys.stream());
+                        });
   return sigma;
 }
 
@@ -64,23 +81,10 @@ template <class T>
 void qr_slices(const system& sys, dview<const T> a, const std::vector<char>& real_slices, dview<T> q, dview<T> r) {
   const std::size_t m = a.m(), n = a.n(), slices = a.size() == 0 ? 0 : a.p(), c = q.n();
   if (slices == 0 || m == 0 || n == 0) return;
-  std::vector<int> info(slices);
-  raw::qr_slices(a.data(), m, n, slices, c, q.data(), r.data(), info.data(), sys.stream());
-  if constexpr (is_complex_v<T>) {
-    using R = real_t<T>;
-    for (std::size_t k = 0; k < slices && k < real_slices.size(); ++k) {
-      if (!real_slices[k]) continue;
-      device_buffer<R> re(m * n, sys.stream()), qr(m * c, sys.stream()), rr(c * n, sys.stream());
-      raw::real_part(a.data() + k * m * n, re.data(), m * n, sys.stream());
-      raw::qr_slices(re.data(), m, n, 1, c, qr.data(), rr.data(), info.data() + k, sys.stream());
-      raw::convert(qr.data(), q.data() + k * m * c, m * c, sys.stream());
-      raw::convert(rr.data(), r.data() + k * c * n, c * n, sys.stream());
-    }
-  }
-  for (std::size_t k = 0; k < slices; ++k)
-    if (info[k] != 0)
-      throw numerical_error("qr: the factorization of transform-domain slice " + std::to_string(k) +
-                            " failed (cuSOLVER info " + std::to_string(info[k]) + ")");
+  detail::factor_slices(sys, "qr", a, real_slices, q, r,
+                        [&](const auto* x, std::size_t, std::size_t count, auto* qk, auto* rk, int* info) {
+                          raw::qr_slices(x, m, n, count, c, qk, rk, info, sys.stream());
+                        });
 }
 
 /// @brief y(:, j, k) = x(:, j, k) for the leading y.n() columns of every slice (one strided copy).
