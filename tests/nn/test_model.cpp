@@ -97,6 +97,32 @@ TEST_CASE("sequential: forward equals the stateless layer functions chained by h
   CHECK(max_diff(logits, expected) <= 1e-13 * (1 + max_abs(expected)));
 }
 
+TEST_CASE("activation layer: σ forward and its gradient backward, in a network composed by hand") {
+  using linear = nn::linear_layer<double, tprod::dct>;
+  for (const auto a : {nn::activation::relu, nn::activation::gelu, nn::activation::gelu_tanh}) {
+    CAPTURE(nn::name(a));
+    nn::sequential<double, linear, nn::activation_layer<double>, linear> net(
+        linear(nn::make_linear_params<double>(4, 6, 3, tprod::dct{}, 1), "fc1"), nn::activation_layer<double>(a),
+        linear(nn::make_linear_params<double>(6, 2, 3, tprod::dct{}, 3), "fc2"));
+    static_assert(nn::layer<nn::activation_layer<double>, double>);
+    t3 x = random_tensor3<double>(5, 4, 3, 7);
+    const nn::batch b{5, {}, {}, nn::phase::train};
+    t3 hidden = nn::linear_forward(net.get<0>().params.value, x).first, activated;
+    nn::activation_forward(a, hidden, activated);
+    const t3 expected = nn::linear_forward(net.get<2>().params.value, activated).first;
+    const t3 y = net.forward(x, b);
+    CHECK(max_diff(y, expected) <= 1e-14 * (1 + max_abs(expected)));
+    CHECK(nn::parameters<double>(net).values.names ==
+          std::vector<std::string>{"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"});
+    auto f = model_map(net, b, &x);
+    check_gradients(f, 51);
+    nn::activation_layer<double> alone(a);
+    alone.forward(x, b);
+    CHECK_THROWS_WITH_AS(alone.backward(random_tensor3<double>(5, 4, 2, 8)), doctest::Contains("5x4x3"),
+                         tprod::shape_error);
+  }
+}
+
 TEST_CASE("gradients accumulate: two half batches (scaled by 1/2) give the full batch's gradient") {
   auto c = small_text_config();
   auto model = nn::make_text_classifier<double>(c, tprod::dct{});

@@ -12,7 +12,8 @@
 /// - Eigen's decompositions behind the slice factorizations, for the matrices of T: BDCSVD,
 ///   HouseholderQR, PartialPivLU (for code that calls them directly, such as the decompositions);
 /// - svd, truncated_svd, energy_truncated_svd, qr, inverse and ranks of a transform-domain tensor of
-///   dynamic extents under those four transforms (the forms taking a tensor and a policy call these).
+///   dynamic extents under those four transforms (the forms taking a tensor and a policy call these), and
+///   truncate, truncate_energy and reconstruct of their L-SVDs.
 ///
 /// Anything else (other extents, other transforms) is instantiated in the calling program as usual.
 /// The lists are X-macros taking the keyword (`extern template` or `template`); `src/instances/` applies them
@@ -24,6 +25,7 @@
 #include "tprod/algebra/qr.hpp"
 #include "tprod/algebra/rank.hpp"
 #include "tprod/algebra/svd.hpp"
+#include "tprod/algebra/svd_truncation.hpp"
 #include "tprod/backend/cpu/facewise.hpp"
 #include "tprod/backend/cpu/transform.hpp"
 #include "tprod/backend/cpu/tube_gemm.hpp"
@@ -49,7 +51,13 @@
   TPROD_KW tprod::qr_result<T, L> tprod::qr<T, L, tprod::dextents3>(const tprod::transformed<T, L>&,                \
                                                                      tprod::factor_mode);                           \
   TPROD_KW tprod::transformed<T, L> tprod::inverse<T, L, tprod::dextents3>(const tprod::transformed<T, L>&);        \
-  TPROD_KW tprod::rank_info tprod::ranks<T, L, tprod::dextents3>(const tprod::transformed<T, L>&, double, double);
+  TPROD_KW tprod::rank_info tprod::ranks<T, L, tprod::dextents3>(const tprod::transformed<T, L>&, double, double);  \
+  TPROD_KW tprod::svd_result<T, L> tprod::truncate<T, L, tprod::dextents3, tprod::host_space>(                      \
+      const tprod::svd_result<T, L>&, std::size_t);                                                                 \
+  TPROD_KW tprod::svd_result<T, L> tprod::truncate_energy<T, L, tprod::dextents3, tprod::host_space>(               \
+      const tprod::svd_result<T, L>&, double);                                                                      \
+  TPROD_KW tprod::tensor3<T> tprod::reconstruct<T, L, tprod::dextents3, tprod::host_space>(                         \
+      const tprod::svd_result<T, L>&);
 
 // Everything for scalar T: the slice and tube GEMMs, Eigen's decompositions of T matrices, and the four
 // transforms.

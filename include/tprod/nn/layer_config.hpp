@@ -2,8 +2,11 @@
 /// @file layer_config.hpp
 /// @brief The shape and options of a Transformer layer under the L-product, and the two papers' presets.
 ///
-/// A layer of width d = p·d_s runs, in the transform domain, p independent standard layers of width d_s with
-/// h heads each (d_s = h·d_h) and hidden width d_ff,s (paper 000, Thm. 19). The options select:
+/// A layer of width d = p·d_s with the transform-domain LayerNorm (paper 001's Def. 5.5) runs, in the transform
+/// domain, p independent standard layers of width d_s with h heads each (d_s = h·d_h) and hidden width d_ff,s
+/// (paper 000, Thm. 19). With the original-domain LayerNorm (paper 000's Def. 17, as in paper000_config) the
+/// attention and the FFN still split slice by slice, but each LayerNorm mixes the slices, so the layer is not p
+/// independent layers (docs/nn/encoder_decoder.md). The options select:
 /// - where the LayerNorm sits: after each residual sum (post-norm, paper 000 eq. 4–5) or before each
 ///   sublayer (pre-norm, paper 001 eq. 5.9–5.10);
 /// - which LayerNorm: paper 000's Def. 17 in the original domain, or paper 001's Def. 5.5 in the transform

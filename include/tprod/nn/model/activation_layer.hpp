@@ -1,0 +1,42 @@
+#pragma once
+/// @file activation_layer.hpp
+/// @brief An elementwise activation (ReLU, GELU, GELU-tanh; activation.hpp) as a stateful layer, for networks
+/// composed by hand: 𝒴 = σ(𝒳) forward, ∂𝒳 = ∂𝒴 ⊙ σ'(𝒳) backward (from the input it saved). No parameters.
+#include <string>
+#include <utility>
+
+#include "tprod/nn/activation.hpp"
+#include "tprod/nn/detail/common.hpp"
+#include "tprod/nn/model/layer.hpp"
+
+namespace tprod::nn {
+
+template <std::floating_point T>
+struct activation_layer {
+  activation kind = activation::relu;
+  std::string name = "activation";
+
+  explicit activation_layer(activation a, std::string layer_name = "activation")
+      : kind(a), name(std::move(layer_name)) {}
+
+  const tensor3<T>& forward(const tensor3<T>& x, const batch&) {
+    input_ = x;
+    detail::ensure_shape_like(out_, x);
+    activation_forward(kind, x, out_);
+    return out_;
+  }
+  const tensor3<T>& backward(const tensor3<T>& dy) {
+    TPROD_EXPECTS(dy.extents() == input_.extents(), "nn::activation_layer '" + name + "': the gradient is " +
+                                                        dy.shape() + " but the forward input was " + input_.shape());
+    detail::ensure_shape_like(dx_, dy);
+    activation_backward(kind, input_, dy, dx_);
+    return dx_;
+  }
+  template <class F>
+  void for_each_parameter(F&&) {}
+
+ private:
+  tensor3<T> input_, out_, dx_;
+};
+
+}  // namespace tprod::nn
