@@ -28,6 +28,7 @@
 #include "tprod/io/idx.hpp"
 #include "tprod/nn/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
+#include "tprod/nn/patchify.hpp"
 #include "tprod/transform/dct.hpp"
 #include "tprod/transform/identity_transform.hpp"
 
@@ -43,17 +44,19 @@ constexpr std::size_t patches = patch_grid * patch_grid;
 constexpr std::size_t patch_positions = 4;  // d = P² = 4 values per phase and patch
 constexpr std::size_t patch_values = patch_positions * channels;
 
-/// source[(t·4 + j)·C + k]: the image pixel at position j of patch t in phase k (phase k = 2a + b holds pixels
-/// (2r + a, 2c + b); position j = 2u + v of patch (pr, pc) is phase pixel (2pr + u, 2pc + v)).
+/// source[(t·4 + j)·C + k]: the image pixel at position j of patch t in phase k, from the library's
+/// nn::space_to_depth (phase k = 2a + b holds pixels (2r + a, 2c + b)) and nn::patchify (position j = 2u + v of
+/// patch (pr, pc) is phase pixel (2pr + u, 2pc + v)) applied once to the image of pixel indices.
 std::array<std::uint16_t, patches * patch_values> patch_pixel_table() {
+  tensor3<double> index_image(image_side, image_side, 1);
+  for (std::size_t r = 0; r < image_side; ++r)
+    for (std::size_t c = 0; c < image_side; ++c) index_image(r, c, 0) = double(r * image_side + c);
+  const tensor3<double> x = nn::patchify(nn::space_to_depth(index_image, 2), 2);  // patches × positions × phases
   std::array<std::uint16_t, patches * patch_values> source{};
   for (std::size_t t = 0; t < patches; ++t)
     for (std::size_t j = 0; j < patch_positions; ++j)
-      for (std::size_t k = 0; k < channels; ++k) {
-        const std::size_t row = 2 * (2 * (t / patch_grid) + j / 2) + k / 2;
-        const std::size_t col = 2 * (2 * (t % patch_grid) + j % 2) + k % 2;
-        source[(t * patch_positions + j) * channels + k] = std::uint16_t(row * image_side + col);
-      }
+      for (std::size_t k = 0; k < channels; ++k)
+        source[(t * patch_positions + j) * channels + k] = std::uint16_t(x(t, j, k));
   return source;
 }
 

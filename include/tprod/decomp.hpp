@@ -5,6 +5,7 @@
 ///        multi-head Tucker), rank-k matrix approximation (LASER), Tensor-Train, MPO/QTT, block-term and CP
 ///        decompositions, multi-linear attention.
 #include "tprod/decomp/block_term.hpp"
+#include "tprod/decomp/contraction.hpp"
 #include "tprod/decomp/cp.hpp"
 #include "tprod/decomp/kron.hpp"
 #include "tprod/decomp/low_rank.hpp"

@@ -16,6 +16,7 @@
 #include "tprod/nn/nn_concepts.hpp"
 #include "tprod/nn/optim.hpp"
 #include "tprod/nn/param_count.hpp"
+#include "tprod/nn/patchify.hpp"
 #include "tprod/nn/pooling.hpp"
 #include "tprod/nn/positional.hpp"
 #include "tprod/nn/schedule.hpp"

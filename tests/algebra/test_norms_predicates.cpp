@@ -31,6 +31,36 @@ TEST_CASE_TEMPLATE("Frobenius norm and inner product, and their transform-domain
   CHECK_THROWS_AS(inner(a, random_tensor3<T>(4, 3, 7, 1)), shape_error);
 }
 
+TEST_CASE_TEMPLATE("predicates: f-positive-definite and f-positive-semidefinite (paper 001 Def. 3.4)", T,
+                   TPROD_TEST_SCALARS) {
+  for_each_transform(4, [](const auto& l) {
+    CAPTURE(l.name());
+    using Tp = typename std::decay_t<decltype(l)>::template original_scalar<T>;
+    // Bᵀ *_L B with B 5×3×p: every slice B̂_kᴴB̂_k is a Gram matrix of full column rank, so positive definite.
+    const auto b = random_tensor3<Tp>(5, 3, 4, 11);
+    const auto gram = product(transpose(b, l), b, l);
+    CHECK(is_f_positive_definite(gram, l));
+    CHECK(is_f_positive_semidefinite(gram, l));
+    CHECK(is_f_positive_definite(transform(gram, l)));
+    // What it means under a multiple of a unitary Z: ⟨X, A *_L X⟩ > 0 for X ≠ 0.
+    if (l.norm_scale(4))
+      for (std::uint64_t seed = 20; seed < 23; ++seed) {
+        const auto x = random_tensor3<Tp>(3, 2, 4, seed);
+        CHECK(std::real(std::complex<double>(inner(x, product(gram, x, l)))) > 0);
+      }
+    // Cᵀ *_L C with C 2×3×p: slices of rank 2, semidefinite but singular.
+    const auto c = random_tensor3<Tp>(2, 3, 4, 12);
+    const auto singular = product(transpose(c, l), c, l);
+    CHECK_FALSE(is_f_positive_definite(singular, l));
+    CHECK(is_f_positive_semidefinite(singular, l));
+    // −Bᵀ *_L B: symmetric, negative definite; a random A: not symmetric; a non-square tensor: neither.
+    CHECK_FALSE(is_f_positive_semidefinite(-gram, l));
+    CHECK_FALSE(is_f_positive_definite(-gram, l));
+    CHECK_FALSE(is_f_positive_semidefinite(random_tensor3<Tp>(3, 3, 4, 13), l));
+    CHECK_FALSE(is_f_positive_semidefinite(random_tensor3<Tp>(3, 4, 4, 14), l));
+  });
+}
+
 TEST_CASE_TEMPLATE("predicates: L-orthogonal, f-diagonal, f-symmetric", T, TPROD_TEST_SCALARS) {
   for_each_transform(4, [](const auto& l) {
     CAPTURE(l.name());

@@ -1,8 +1,9 @@
-// Order-N basics: ndtensor helpers, unfold/fold, mode products, Kronecker and Khatri–Rao products.
+// Order-N basics: ndtensor helpers, unfold/fold, mode products, contractions, Kronecker and Khatri–Rao products.
 #include <doctest/doctest.h>
 
 #include "decomp_test_support.hpp"
 #include "tprod/core/random.hpp"
+#include "tprod/decomp/contraction.hpp"
 #include "tprod/decomp/kron.hpp"
 #include "tprod/decomp/mode_product.hpp"
 #include "tprod/decomp/unfold.hpp"
@@ -116,6 +117,81 @@ TEST_CASE_TEMPLATE("multi_mode_product equals the chain of single products, also
   for (const auto& m : f) ft.push_back(m.transpose());
   CHECK(rel_diff(tprod::multi_mode_product(x, ft, modes, tprod::factor_use::transposed), chain) <= tol<T>(100));
   CHECK(tprod::multi_mode_product(x, {}, {}) == x);
+}
+
+TEST_CASE_TEMPLATE("contract: the (m, n)-contraction equals its defining sum (paper 002 §2)", T, float, double) {
+  std::uint64_t seed = 300;
+  for (const auto& sa : shapes) {
+    for (std::size_t n = 0; n < sa.size(); ++n) {
+      // B of order 1 to 3 with its mode m of size I_n, at every position m.
+      for (const nd_shape& rest : {nd_shape{}, nd_shape{3}, nd_shape{2, 3}}) {
+        for (std::size_t m = 0; m <= rest.size(); ++m) {
+          nd_shape sb = rest;
+          sb.insert(sb.begin() + std::ptrdiff_t(m), sa[n]);
+          if (sa.size() + sb.size() == 2) continue;  // two vectors: order 0, refused below
+          CAPTURE(n);
+          CAPTURE(m);
+          const ndtensor<T> a = tprod::random_ndtensor<T>(sa, seed++), b = tprod::random_ndtensor<T>(sb, seed++);
+          nd_shape sc;
+          for (std::size_t k = 0; k < sa.size(); ++k)
+            if (k != n) sc.push_back(sa[k]);
+          for (std::size_t k = 0; k < sb.size(); ++k)
+            if (k != m) sc.push_back(sb[k]);
+          ndtensor<T> ref = ndtensor<T>::from_shape(sc);
+          for_each_index(sc, [&](const std::vector<std::size_t>& ic) {
+            std::vector<std::size_t> ia(ic.begin(), ic.begin() + std::ptrdiff_t(sa.size() - 1));
+            std::vector<std::size_t> ib(ic.begin() + std::ptrdiff_t(sa.size() - 1), ic.end());
+            ia.insert(ia.begin() + std::ptrdiff_t(n), 0);
+            ib.insert(ib.begin() + std::ptrdiff_t(m), 0);
+            double sum = 0;
+            for (std::size_t i = 0; i < sa[n]; ++i) {
+              ia[n] = ib[m] = i;
+              sum += double(at(a, ia)) * double(at(b, ib));
+            }
+            at(ref, ic) = T(sum);
+          });
+          const ndtensor<T> c = tprod::contract(a, n, b, m);
+          CHECK(tprod::shape_of(c) == sc);
+          CHECK(rel_diff(c, ref) <= tol<T>(double(sa[n])));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("contract with a vector: Kolda-Bader's X ×̄₂ v, and X ×ₙ vᵀ without its unit mode", T, float,
+                   double) {
+  dense_vector<T> v(4);
+  v << 1, 2, 3, 4;
+  const ndtensor<T> y = tprod::contract(kolda_bader_example<T>(), 1, v);  // mode 2 of the papers
+  CHECK(tprod::shape_of(y) == nd_shape{3, 2});
+  dense_matrix<T> expected(3, 2);
+  expected << 70, 190, 80, 200, 90, 210;  // Kolda & Bader (2009), §2.5
+  CHECK(tprod::detail::as_matrix(y, 3, 2) == expected);
+  std::uint64_t seed = 400;
+  for (const auto& s : shapes) {
+    if (s.size() < 2) continue;
+    const ndtensor<T> x = tprod::random_ndtensor<T>(s, seed++);
+    for (std::size_t n = 0; n < s.size(); ++n) {
+      CAPTURE(n);
+      const dense_vector<T> w = tprod::random_matrix<T>(s[n], 1, seed++);
+      const ndtensor<T> by_mode = tprod::mode_product(x, dense_matrix<T>(w.transpose()), n);
+      const ndtensor<T> c = tprod::contract(x, n, w);
+      CHECK(c.size() == by_mode.size());
+      CHECK(rel_diff(tprod::reshaped(by_mode, tprod::shape_of(c)), c) <= tol<T>(double(s[n])));
+    }
+  }
+}
+
+TEST_CASE("contract refuses mismatched modes and order-0 results, naming them") {
+  const auto a = tprod::random_ndtensor<double>({3, 4, 5}, 1), b = tprod::random_ndtensor<double>({5, 2}, 2);
+  CHECK_THROWS_WITH_AS(tprod::contract(a, 1, b, 0), doctest::Contains("mode 1 of 3x4x5 has 4 indices"), shape_error);
+  CHECK_THROWS_WITH_AS(tprod::contract(a, 3, b, 0), doctest::Contains("out of range"), shape_error);
+  CHECK_THROWS_WITH_AS(tprod::contract(a, 0, dense_vector<double>::Ones(4)), doctest::Contains("has 3 indices"),
+                       shape_error);
+  const auto v = tprod::random_ndtensor<double>({4}, 3);
+  CHECK_THROWS_WITH_AS(tprod::contract(v, 0, v, 0), doctest::Contains("dot product"), shape_error);
+  CHECK(tprod::shape_of(tprod::contract(a, 2, b, 0)) == nd_shape{3, 4, 2});
 }
 
 TEST_CASE("mode products reject mismatched factors, naming both shapes") {

@@ -254,6 +254,38 @@ TEST_CASE_TEMPLATE("RGTN time graph: weights c^(l2-l1), Ω, and the forward pass
   }
 }
 
+TEST_CASE_TEMPLATE("RGTN with an idempotent P: ten(I + A ⊗ P) contracted with X by its 4-index sum", T, float,
+                   double) {
+  const std::size_t l = 7, j = 5;
+  const dense_matrix<T> a = tprod::time_adjacency<T>(l, 0.6), x = tprod::random_matrix<T>(l, j, 90);
+  // An oblique projector P = B (CᵀB)⁻¹ Cᵀ of rank 2: idempotent, not symmetric.
+  const Eigen::MatrixXd b = tprod::random_matrix<double>(j, 2, 91), c = tprod::random_matrix<double>(j, 2, 92);
+  const dense_matrix<T> p = (b * (c.transpose() * b).inverse() * c.transpose()).template cast<T>();
+  const dense_matrix<T> y = tprod::rgtn_forward(a, p, x);
+  double worst = 0, scale = 1;
+  for (std::size_t l1 = 0; l1 < l; ++l1)
+    for (std::size_t j1 = 0; j1 < j; ++j1) {
+      double sum = 0;  // Σ_{l2, j2} (I + A ⊗ P)(l1, j1, l2, j2)·X(l2, j2)
+      for (std::size_t l2 = 0; l2 < l; ++l2)
+        for (std::size_t j2 = 0; j2 < j; ++j2) {
+          const double identity = l1 == l2 && j1 == j2 ? 1.0 : 0.0;
+          sum += (identity + double(a(Eigen::Index(l1), Eigen::Index(l2))) * double(p(Eigen::Index(j1), Eigen::Index(j2)))) *
+                 double(x(Eigen::Index(l2), Eigen::Index(j2)));
+        }
+      worst = std::max(worst, std::abs(double(y(Eigen::Index(l1), Eigen::Index(j1))) - sum));
+      scale = std::max(scale, std::abs(sum));
+    }
+  CHECK(worst <= tol<T>(double(l * j)) * scale);
+  // P = I is the fast form (I + A) ×₁ X.
+  const dense_matrix<T> id = dense_matrix<T>::Identity(Eigen::Index(j), Eigen::Index(j));
+  CHECK(max_diff(Eigen::MatrixXd(tprod::rgtn_forward(a, id, x).template cast<double>()),
+                 Eigen::MatrixXd(tprod::fast_rgtn_forward(a, x).template cast<double>())) <= tol<T>(double(l)));
+  CHECK_THROWS_WITH_AS(tprod::rgtn_forward(a, dense_matrix<T>(T(2) * id), x), doctest::Contains("not idempotent"),
+                       tprod::numerical_error);
+  CHECK_THROWS_WITH_AS(tprod::rgtn_forward(a, p, dense_matrix<T>(x.transpose())),
+                       doctest::Contains("a 7x7 time graph and a 5x5 propagation for a 5x7 signal"), tprod::shape_error);
+}
+
 TEST_CASE("time graphs refuse bad damping constants and unsupported matrices") {
   CHECK_THROWS_WITH_AS(tprod::time_adjacency<double>(4, 1.0), doctest::Contains("c = 1 must lie in (0, 1)"),
                        tprod::shape_error);

@@ -1,4 +1,4 @@
-// Ten_p/Mat_p, L-linear (Prop. 22), activations, tensor LayerNorm, positional encodings.
+// Ten_p/Mat_p, patchify (paper 001 eq. 5.7), L-linear (Prop. 22), activations, tensor LayerNorm, positional encodings.
 #include <doctest/doctest.h>
 
 #include <numbers>
@@ -7,6 +7,7 @@
 #include "tprod/nn/activation.hpp"
 #include "tprod/nn/layer_norm.hpp"
 #include "tprod/nn/linear.hpp"
+#include "tprod/nn/patchify.hpp"
 #include "tprod/nn/positional.hpp"
 #include "tprod/nn/tensorize.hpp"
 
@@ -78,6 +79,58 @@ void check_linear_against_naive(const L& l, std::size_t p) {
   check_gradients(f, 21);
 }
 }  // namespace
+
+TEST_CASE("patchify: a 4x6 image's 2x2 patches by hand, channels as slices, and a batch in row blocks") {
+  // Pixel (r, c) of channel k holds 100·k + 10·r + c.
+  t3 image(4, 6, 2);
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t r = 0; r < 4; ++r)
+      for (std::size_t c = 0; c < 6; ++c) image(r, c, k) = double(100 * k + 10 * r + c);
+  const t3 x = nn::patchify(image, 2);
+  CHECK(x.shape() == "6x4x2");  // N = 2·3 patches, d = 4 positions, C = 2
+  // Patch 4 is grid row 1, column 1: pixels (2, 2), (2, 3), (3, 2), (3, 3), position by position.
+  const double patch4[4] = {22, 23, 32, 33};
+  for (std::size_t j = 0; j < 4; ++j) {
+    CHECK(x(4, j, 0) == patch4[j]);
+    CHECK(x(4, j, 1) == 100 + patch4[j]);
+  }
+  CHECK(x(2, 3, 0) == 15);  // patch 2 (row 0, column 2), position 3: pixel (1, 5)
+  t3 other = image;
+  other *= 2.0;
+  const t3 batch = nn::patchify(std::vector<t3>{image, other}, 2);
+  CHECK(batch.shape() == "12x4x2");
+  CHECK(batch(6 + 4, 1, 1) == 2 * x(4, 1, 1));
+  CHECK(batch(4, 1, 1) == x(4, 1, 1));
+  CHECK_THROWS_WITH_AS(nn::patchify(image, 4), doctest::Contains("4x6 image does not split into 4x4"),
+                       tprod::shape_error);
+  CHECK_THROWS_WITH_AS(nn::patchify(std::vector<t3>{image, t3(4, 4, 2)}, 2), doctest::Contains("image 1 is 4x4x2"),
+                       tprod::shape_error);
+  CHECK_THROWS_AS(nn::patchify(std::vector<t3>{}, 2), tprod::shape_error);
+}
+
+TEST_CASE("space_to_depth then patchify: Fashion-MNIST's phases as channels, pixel by pixel") {
+  // The TCP-ViT example's layout: phase k = 2a + b of a 28×28 image holds the pixels (2r + a, 2c + b); token t is
+  // patch (t / 7, t % 7) of 2×2 in the 14×14 phases, position j = 2u + v its phase pixel (2·(t / 7) + u, 2·(t % 7) + v).
+  t3 image(28, 28, 1);
+  for (std::size_t r = 0; r < 28; ++r)
+    for (std::size_t c = 0; c < 28; ++c) image(r, c, 0) = double(r * 28 + c);
+  const t3 phases = nn::space_to_depth(image, 2);
+  CHECK(phases.shape() == "14x14x4");
+  const t3 x = nn::patchify(phases, 2);
+  CHECK(x.shape() == "49x4x4");
+  for (std::size_t t = 0; t < 49; ++t)
+    for (std::size_t j = 0; j < 4; ++j)
+      for (std::size_t k = 0; k < 4; ++k) {
+        const std::size_t row = 2 * (2 * (t / 7) + j / 2) + k / 2, col = 2 * (2 * (t % 7) + j % 2) + k % 2;
+        CHECK(x(t, j, k) == double(row * 28 + col));
+      }
+  // Channels stay apart: channel k of the input fills phases 4k … 4k + 3.
+  t3 two(4, 4, 2);
+  two(3, 1, 1) = 7;
+  const t3 d = nn::space_to_depth(two, 2);
+  CHECK(d(1, 0, 4 + 1 * 2 + 1) == 7);
+  CHECK_THROWS_WITH_AS(nn::space_to_depth(two, 3), doctest::Contains("factor 3 must divide"), tprod::shape_error);
+}
 
 TEST_CASE("L-linear equals X *_L W + B by plain loops, and its gradients pass finite differences") {
   SUBCASE("dct") { check_linear_against_naive(tprod::dct{}, 3); }

@@ -6,8 +6,11 @@
 ///   Q *_L Qᵀ = I; for m > n it is "partially orthogonal", orthonormal columns).
 /// - f-diagonal: every frontal slice is diagonal. Z acts along tubes, so this holds in one domain iff in the other.
 /// - f-symmetric: every transform-domain slice Â(:, :, k) is symmetric (Hermitian when complex), i.e. A = Aᵀ.
+/// - f-positive-definite (semidefinite): f-symmetric, and every Â(:, :, k) positive definite (semidefinite), i.e.
+///   ⟨X, A *_L X⟩ > 0 (≥ 0) for every X ≠ 0 under a unitary Z (paper 001 Def. 3.4).
 /// Tolerances are relative to the data's scale; the default is 100·ε·max(m, n, p). A device tensor is judged on a
 /// host copy (the predicates return one bool and are used to verify results; the copy is their cost).
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 
 #include "tprod/core/tensor3.hpp"
@@ -83,6 +86,59 @@ bool is_f_symmetric(const transformed<T, L, E, S>& ahat, real_t<T> tol = -1) {
 template <any_tensor3 A, transform_policy L>
 bool is_f_symmetric(const A& a, const L& policy, real_t<value_type_of<A>> tol = -1) {
   return is_f_symmetric(transform(a, policy), tol);
+}
+
+namespace detail {
+/// Whether Â is f-symmetric and the smallest eigenvalue of every slice is above tol·max(1, max|Â|)
+/// (strict: positive definite) or at least −tol·max(1, max|Â|) (semidefinite).
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+bool is_f_definite(const transformed<T, L, E, S>& ahat, bool strict, real_t<T> tol) {
+  if constexpr (!std::same_as<S, host_space>) {
+    return is_f_definite(copy(ahat, host_space{}), strict, tol);
+  } else {
+    if (tol < 0) tol = default_tolerance<T>(ahat.m(), ahat.n(), ahat.p());
+    if (!is_f_symmetric(ahat, tol)) return false;
+    real_t<T> scale = 1;
+    for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, ahat.slice(k).cwiseAbs().maxCoeff());
+    using D = typename L::template domain_scalar<T>;
+    for (std::size_t k = 0; k < ahat.stored_slices(); ++k) {
+      // The Hermitian part: the slice itself within tol, exactly Hermitian for the solver.
+      const Eigen::Matrix<D, Eigen::Dynamic, Eigen::Dynamic> h = (ahat.slice(k) + ahat.slice(k).adjoint()) / D(2);
+      const Eigen::SelfAdjointEigenSolver<decltype(h)> eig(h, Eigen::EigenvaluesOnly);
+      if (eig.info() != Eigen::Success)
+        throw numerical_error("is_f_positive_definite: the eigenvalues of transform-domain slice " +
+                              std::to_string(k) + " did not converge (NaN or Inf in the tensor?)");
+      const real_t<T> lowest = eig.eigenvalues().minCoeff();
+      if (strict ? !(lowest > tol * scale) : !(lowest >= -tol * scale)) return false;
+    }
+    return true;
+  }
+}
+}  // namespace detail
+
+/// @brief Whether A is f-positive-definite: f-symmetric with every transform-domain slice positive definite, its
+/// smallest eigenvalue above tol·max(1, max|Â|) (paper 001 Def. 3.4). Square tensors only (false otherwise).
+/// @throws numerical_error when a slice's eigenvalues do not converge (NaN or Inf).
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+bool is_f_positive_definite(const transformed<T, L, E, S>& ahat, real_t<T> tol = -1) {
+  return detail::is_f_definite(ahat, true, tol);
+}
+/// @brief Whether A is f-positive-definite under L.
+template <any_tensor3 A, transform_policy L>
+bool is_f_positive_definite(const A& a, const L& policy, real_t<value_type_of<A>> tol = -1) {
+  return is_f_positive_definite(transform(a, policy), tol);
+}
+
+/// @brief Whether A is f-positive-semidefinite: f-symmetric with no transform-domain slice eigenvalue below
+/// −tol·max(1, max|Â|) (paper 001 Def. 3.4).
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+bool is_f_positive_semidefinite(const transformed<T, L, E, S>& ahat, real_t<T> tol = -1) {
+  return detail::is_f_definite(ahat, false, tol);
+}
+/// @brief Whether A is f-positive-semidefinite under L.
+template <any_tensor3 A, transform_policy L>
+bool is_f_positive_semidefinite(const A& a, const L& policy, real_t<value_type_of<A>> tol = -1) {
+  return is_f_positive_semidefinite(transform(a, policy), tol);
 }
 
 }  // namespace tprod

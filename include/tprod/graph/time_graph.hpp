@@ -6,11 +6,14 @@
 /// a_{l₁,l₂} = c^{l₂−l₁} (0 < c < 1 a damping constant), so the directed time adjacency A is strictly upper
 /// triangular: the past influences the future, not the reverse. Where that direction is not wanted, the
 /// bidirectional time graph is Ω = ½(A + Aᵀ), ω_{l₁,l₂} = ½c^{|l₂−l₁|} off the diagonal, 0 on it.
-/// The RGTN forward pass is 𝒴 = (I + A)^{−1/2} ×₁ 𝒳 and its fast form 𝒴 = (I + A) ×₁ 𝒳 (P ≈ I).
+/// The RGTN forward pass with an idempotent feature propagation P ∈ ℝ^{J×J} (paper 002 §2.4) is
+/// Y = ten(I + A ⊗ P) ×^{1,2}_{3,4} X = X + A·X·Pᵀ for a signal X ∈ ℝ^{L×J}; its normalized form
+/// 𝒴 = (I + A)^{−1/2} ×₁ 𝒳 and its fast form 𝒴 = (I + A) ×₁ 𝒳 (P ≈ I) take any mode-1 signal.
 ///
 /// Direction: with the mode-1 product, y_{l₁} = Σ_{l₂} a_{l₁,l₂} x_{l₂}, so the upper triangular A as defined makes
 /// step l₁ aggregate its *later* steps l₂ > l₁. For a causal flow (each step aggregating its past), pass Aᵀ; every
 /// function here accepts it.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -85,6 +88,27 @@ dense_matrix<T> shifted_inverse_sqrt(const dense_matrix<T>& a) {
 template <real_scalar T, class Signal>
 Signal rgtn_forward(const dense_matrix<T>& a, const Signal& x) {
   return mode1_product(shifted_inverse_sqrt(a), x);
+}
+
+/// @brief The RGTN forward pass with an idempotent P (paper 002 §2.4): Y = ten(I + A ⊗ P) ×^{1,2}_{3,4} X, i.e.
+///        Y(l, j) = X(l, j) + Σ_{l′, j′} A(l, l′)·P(j, j′)·X(l′, j′) = (X + A·X·Pᵀ)(l, j), for X ∈ ℝ^{L×J}.
+/// @throws shape_error when A is not L×L or P not J×J for X; numerical_error when P is not idempotent
+///         (‖P² − P‖_max above 100·ε·J·max(1, ‖P‖²_max), the roundings of P² allowed for).
+template <real_scalar T>
+dense_matrix<T> rgtn_forward(const dense_matrix<T>& a, const dense_matrix<T>& p, const dense_matrix<T>& x) {
+  detail::expect_square(a, "rgtn_forward");
+  detail::expect_square(p, "rgtn_forward");
+  TPROD_EXPECTS(a.cols() == x.rows() && p.cols() == x.cols(),
+                "rgtn_forward: a " + detail::shape_text(a) + " time graph and a " + detail::shape_text(p) +
+                    " propagation for a " + detail::shape_text(x) + " signal (steps × features)");
+  const double largest = p.size() == 0 ? 0.0 : double(p.cwiseAbs().maxCoeff());
+  const double scale = std::max(1.0, largest * largest);
+  const double defect = p.rows() == 0 ? 0.0 : double((p * p - p).cwiseAbs().maxCoeff());
+  if (!(defect <= 100 * double(std::numeric_limits<T>::epsilon()) * double(p.rows()) * scale))
+    throw numerical_error("rgtn_forward: the propagation P (" + detail::shape_text(p) +
+                          ") is not idempotent: max |P² − P| = " + number_text(defect));
+  dense_matrix<T> y = a * x * p.transpose();
+  return y += x;
 }
 
 /// @brief The fast RGTN forward pass 𝒴 = (I + A) ×₁ 𝒳 = 𝒳 + A ×₁ 𝒳.
