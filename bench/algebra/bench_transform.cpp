@@ -1,5 +1,7 @@
 // Transforms along the tubes, every policy and path (automatic beside the forced ones, on 64×64 and 40×100 slices),
-// p ∈ {4, 16, 64, 256}, bytes/s of the input tensor; the DCT of a 256×256×16 float tensor beside the limit of copying it.
+// p ∈ {4, 16, 64, 256}, bytes/s of the input tensor; the DCT of a 256×256×16 float tensor beside the limit of copying it;
+// and the grid transform/{dct,dft,matrix}/m{64,256,1024}_n{64,256,1024}_p{4,8,16,64} (automatic path, all threads)
+// beside copy_limit of the same bytes.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -49,6 +51,13 @@ void dct_full_gemm(benchmark::State& state, std::size_t m, std::size_t n, std::s
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
 }
 
+/// A general p×p Z: random entries in [−1, 1] plus p·I, strictly diagonally dominant, so invertible and well
+/// conditioned whatever the random draw.
+Eigen::MatrixXd dominant_z(std::size_t p) {
+  return Eigen::MatrixXd::Random(Eigen::Index(p), Eigen::Index(p)) +
+         double(p) * Eigen::MatrixXd::Identity(Eigen::Index(p), Eigen::Index(p));
+}
+
 const bool registered = [] {
   using tprod::transform_path;
   // The target case: automatic path, beside the copy of the same tensor.
@@ -93,14 +102,35 @@ const bool registered = [] {
       }
     }
     benchmark::RegisterBenchmark(("transform/matrix/gemm/" + sh).c_str(), [=](benchmark::State& s) {
-      const Eigen::MatrixXd z = Eigen::MatrixXd::Random(Eigen::Index(p), Eigen::Index(p)) +
-                                4.0 * Eigen::MatrixXd::Identity(Eigen::Index(p), Eigen::Index(p));
-      run_transform(s, tprod::matrix_transform<double>(z), 64, 64, p);
+      run_transform(s, tprod::matrix_transform<double>(dominant_z(p)), 64, 64, p);
     });
     benchmark::RegisterBenchmark(("transform/identity/" + sh).c_str(),
                                  [=](benchmark::State& s) { run_transform(s, tprod::identity_transform{}, 64, 64, p); });
     benchmark::RegisterBenchmark(("copy_limit/" + sh).c_str(), [=](benchmark::State& s) { copy_limit(s, 64, 64, p); });
   }
+  // The grid: each transform beside a copy of the same bytes, for the ratio and the bandwidth plot of
+  // docs/performance.md. The cases registered above keep their names.
+  for (std::size_t m : {64, 256, 1024})
+    for (std::size_t n : {64, 256, 1024})
+      for (std::size_t p : {4, 8, 16, 64}) {
+        const std::string sh = bench::shape_name(m, n, p);
+        const bool registered_above = m == 256 && n == 256 && p == 16;
+        if (!registered_above) {
+          benchmark::RegisterBenchmark(("transform/dct/" + sh).c_str(), [=](benchmark::State& s) {
+            run_transform(s, tprod::dct{}, m, n, p);
+          })->UseRealTime();
+          benchmark::RegisterBenchmark(("transform/dft/" + sh).c_str(), [=](benchmark::State& s) {
+            run_transform(s, tprod::dft{}, m, n, p);
+          })->UseRealTime();
+        }
+        benchmark::RegisterBenchmark(("transform/matrix/" + sh).c_str(), [=](benchmark::State& s) {
+          run_transform(s, tprod::matrix_transform<double>(dominant_z(p)), m, n, p);
+        })->UseRealTime();
+        if (!registered_above && !(m == 64 && n == 64 && p != 8))
+          benchmark::RegisterBenchmark(("copy_limit/" + sh).c_str(), [=](benchmark::State& s) {
+            copy_limit(s, m, n, p);
+          })->UseRealTime();
+      }
   return true;
 }();
 
