@@ -170,9 +170,11 @@ TEST_CASE("device predicates judge as the host's") {
     CHECK(is_orthogonal(qr(a, l).q, l));
     CHECK_FALSE(is_orthogonal(da, l));
     const auto ap = inverse_transform(transform(da, l));  // A, complex under a complex Z
-    const auto sym = product(transpose(ap, l), ap, l);    // f-symmetric
+    const auto sym = product(transpose(ap, l), ap, l);    // f-symmetric, and positive definite (Gram slices)
     CHECK(is_f_symmetric(sym, l));
     CHECK_FALSE(is_f_symmetric(da, l));
+    CHECK(is_f_positive_definite(sym, l));
+    CHECK_FALSE(is_f_positive_semidefinite(-sym, l));
     CHECK(is_f_diagonal(svd(da, l).s_hat));
     CHECK_FALSE(is_f_diagonal(transform(da, l)));
   });
