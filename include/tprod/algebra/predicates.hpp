@@ -67,7 +67,24 @@ bool is_f_diagonal(const X& a, double tol = -1) {
   }
 }
 
-/// @brief Whether every transform-domain slice is symmetric/Hermitian within tol·max|Â| (A = Aᵀ).
+namespace detail {
+/// max(1, max|Â|) over the stored slices of a host tensor: the scale of the slice predicates' tolerances.
+template <scalar T, transform_policy L, extents3_type E>
+real_t<T> slice_scale(const transformed<T, L, E>& ahat) {
+  real_t<T> scale = 1;
+  for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, ahat.slice(k).cwiseAbs().maxCoeff());
+  return scale;
+}
+/// Whether every stored slice of a square host tensor is Hermitian within `bound` (max-abs deviation).
+template <scalar T, transform_policy L, extents3_type E>
+bool slices_hermitian(const transformed<T, L, E>& ahat, real_t<T> bound) {
+  for (std::size_t k = 0; k < ahat.stored_slices(); ++k)
+    if ((ahat.slice(k) - ahat.slice(k).adjoint()).cwiseAbs().maxCoeff() > bound) return false;
+  return true;
+}
+}  // namespace detail
+
+/// @brief Whether every transform-domain slice is symmetric/Hermitian within tol·max(1, max|Â|) (A = Aᵀ).
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 bool is_f_symmetric(const transformed<T, L, E, S>& ahat, real_t<T> tol = -1) {
   if constexpr (!std::same_as<S, host_space>) {
@@ -75,11 +92,7 @@ bool is_f_symmetric(const transformed<T, L, E, S>& ahat, real_t<T> tol = -1) {
   } else {
     if (ahat.m() != ahat.n()) return false;
     if (tol < 0) tol = default_tolerance<T>(ahat.m(), ahat.n(), ahat.p());
-    real_t<T> scale = 1;
-    for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, ahat.slice(k).cwiseAbs().maxCoeff());
-    for (std::size_t k = 0; k < ahat.stored_slices(); ++k)
-      if ((ahat.slice(k) - ahat.slice(k).adjoint()).cwiseAbs().maxCoeff() > tol * scale) return false;
-    return true;
+    return detail::slices_hermitian(ahat, tol * detail::slice_scale(ahat));
   }
 }
 /// @brief Whether A is f-symmetric under L.
@@ -96,10 +109,10 @@ bool is_f_definite(const transformed<T, L, E, S>& ahat, bool strict, real_t<T> t
   if constexpr (!std::same_as<S, host_space>) {
     return is_f_definite(copy(ahat, host_space{}), strict, tol);
   } else {
+    if (ahat.m() != ahat.n()) return false;
     if (tol < 0) tol = default_tolerance<T>(ahat.m(), ahat.n(), ahat.p());
-    if (!is_f_symmetric(ahat, tol)) return false;
-    real_t<T> scale = 1;
-    for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, ahat.slice(k).cwiseAbs().maxCoeff());
+    const real_t<T> scale = slice_scale(ahat);
+    if (!slices_hermitian(ahat, tol * scale)) return false;
     using D = typename L::template domain_scalar<T>;
     for (std::size_t k = 0; k < ahat.stored_slices(); ++k) {
       // The Hermitian part: the slice itself within tol, exactly Hermitian for the solver.
