@@ -4,7 +4,9 @@
 // - beside each, gemm_batched_limit/s{S}_p{P}: the strided-batched GEMM of the same shapes alone
 //   (raw::gemm_strided_batched on preallocated tensors), the ceiling of the L-product's GEMM part;
 // - transform/dct/s1024_p16: one forward transform into a preallocated transform-domain tensor, beside
-//   memcpy_limit/s1024_p16: a device-to-device copy of the same bytes, the memory-bandwidth ceiling;
+//   memcpy_limit/s1024_p16: a device-to-device copy of the same bytes, the memory-bandwidth ceiling; beside them
+//   transform_gemm (one cuBLAS GEMM, (N, N)) and, at P ∈ {32, 64}, transform_gemm_bt (its (N, T) form, the route
+//   of factors too large for the tube kernel);
 // - …/tf32 (S = 4096 only): the L-product and the GEMM limit with TF32 tensor cores (the only cases that use them).
 // lsvd/dct/m64_n64_p256 comes with the device L-SVD (the CPU benchmark has it in bench/algebra/bench_svd.cpp).
 //
@@ -202,17 +204,18 @@ void transform(benchmark::State& state, std::size_t s, std::size_t p) {
   set_items(state, s * s * p);
 }
 
-/// The same shapes through one cuBLAS GEMM, (S²×P)·(P×P), the route the transform takes for factors too large for
-/// tprod's tube kernel: the alternative the kernel is measured against.
-void transform_gemm(benchmark::State& state, std::size_t s, std::size_t p) {
+/// The same shapes through one cuBLAS GEMM, (S²×P)·(P×P): as (N, N) (raw::gemm), the alternative the tube kernel
+/// is measured against, or as (N, T) with the factor's transpose stored (raw::gemm_bt), the route the transform
+/// takes for factors too large for the tube kernel.
+void transform_gemm(benchmark::State& state, std::size_t s, std::size_t p, bool factor_transposed) {
   run_case(state, [&](device_case& dc) {
     const auto a = tprod::cuda::random_tensor3<float>(s, s, p, 1, dc.execution());
     const auto factor = tprod::cuda::random_tensor3<float>(p, p, 1, 2, dc.execution());
     tprod::device_tensor3<float> out(s, s, p, tprod::uninitialized);
-    dc.time(state, [&] {
-      tprod::backend::cuda::raw::gemm<float>(s * s, p, p, a.data(), s * s, factor.data(), p, out.data(), s * s,
-                                             false, dc.stream());
-    });
+    namespace raw = tprod::backend::cuda::raw;
+    const auto gemm = factor_transposed ? raw::gemm_bt<float> : raw::gemm<float>;
+    dc.time(state,
+            [&] { gemm(s * s, p, p, a.data(), s * s, factor.data(), p, out.data(), s * s, false, dc.stream()); });
   });
   set_gflops(state, gflop_transform(s, p));
   set_bytes(state, 2.0 * double(s * s * p * sizeof(float)));
@@ -295,9 +298,15 @@ void register_cases() {
   for (std::size_t p : {4, 16, 64}) {
     const std::string sh = square_name(1024, p);
     add_us(std::string("transform/dct/") + sh, transform, 1024, p);
-    add_us(std::string("transform_gemm/") + sh, transform_gemm, 1024, p);
+    add_us(std::string("transform_gemm/") + sh, transform_gemm, 1024, p, false);
     add_us(std::string("memcpy_limit/") + sh, memcpy_limit, 1024, p);
   }
+  for (std::size_t s : {1024, 4096})
+    for (std::size_t p : {32, 64}) {
+      const std::string sh = square_name(s, p);
+      if (s != 1024 || p != 64) add_us(std::string("transform_gemm/") + sh, transform_gemm, s, p, false);
+      add_us(std::string("transform_gemm_bt/") + sh, transform_gemm, s, p, true);
+    }
   for (const auto& [m, n, p] : {std::tuple<std::size_t, std::size_t, std::size_t>{64, 64, 256}, {32, 32, 256}}) {
     const std::string sh = std::string("m") + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
     add_us(std::string("lsvd/dct/") + sh, lsvd, m, n, p);

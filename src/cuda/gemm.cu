@@ -32,6 +32,17 @@ template <class T> typename blas_type<T>::alpha zero() {
   return a;
 }
 
+template <class T>
+void gemm_op(cublasOperation_t op_b, std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::size_t lda,
+             const T* b, std::size_t ldb, T* c, std::size_t ldc, bool tf32, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  const auto alpha = one<T>(), beta = zero<T>();
+  constexpr cudaDataType t = detail::data_type_of<T>();
+  TPROD_CUDA_CHECK(cublasGemmEx_64(detail::blas(stream), CUBLAS_OP_N, op_b, int64_t(rows), int64_t(cols),
+                                   int64_t(k), &alpha, a, t, int64_t(lda), b, t, int64_t(ldb), &beta, c, t,
+                                   int64_t(ldc), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+}
+
 }  // namespace
 
 namespace raw {
@@ -39,12 +50,13 @@ namespace raw {
 template <class T>
 void gemm(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb,
           T* c, std::size_t ldc, bool tf32, cudaStream_t stream) {
-  if (rows == 0 || cols == 0) return;
-  const auto alpha = one<T>(), beta = zero<T>();
-  constexpr cudaDataType t = detail::data_type_of<T>();
-  TPROD_CUDA_CHECK(cublasGemmEx_64(detail::blas(stream), CUBLAS_OP_N, CUBLAS_OP_N, int64_t(rows), int64_t(cols),
-                                   int64_t(k), &alpha, a, t, int64_t(lda), b, t, int64_t(ldb), &beta, c, t,
-                                   int64_t(ldc), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+  gemm_op(CUBLAS_OP_N, rows, cols, k, a, lda, b, ldb, c, ldc, tf32, stream);
+}
+
+template <class T>
+void gemm_bt(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::size_t lda, const T* bt,
+             std::size_t ldbt, T* c, std::size_t ldc, bool tf32, cudaStream_t stream) {
+  gemm_op(CUBLAS_OP_T, rows, cols, k, a, lda, bt, ldbt, c, ldc, tf32, stream);
 }
 
 template <class T>
@@ -69,6 +81,8 @@ void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size
 #define TPROD_INSTANTIATE(T)                                                                                        \
   template void gemm<T>(std::size_t, std::size_t, std::size_t, const T*, std::size_t, const T*, std::size_t, T*,    \
                         std::size_t, bool, cudaStream_t);                                                           \
+  template void gemm_bt<T>(std::size_t, std::size_t, std::size_t, const T*, std::size_t, const T*, std::size_t, T*, \
+                           std::size_t, bool, cudaStream_t);                                                        \
   template void gemm_strided_batched<T>(std::size_t, std::size_t, std::size_t, std::size_t, const T*, const T*, T*, \
                                         bool, cudaStream_t);                                                        \
   template void gemm_strided_batched<T>(std::size_t, std::size_t, std::size_t, std::size_t, const T*, std::size_t,  \

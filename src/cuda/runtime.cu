@@ -1,6 +1,8 @@
 // Devices, stream-ordered memory, copies, the cached transform factors and the cuBLAS handles.
 #include <cstdint>
+#include <cstring>
 #include <map>
+#include <vector>
 #include <mutex>
 #include <tuple>
 
@@ -131,18 +133,20 @@ void copy_blocks(void* dst, std::size_t dst_stride, const void* src, std::size_t
 
 void synchronize(cudaStream_t stream) { TPROD_CUDA_CHECK(cudaStreamSynchronize(stream)); }
 
-const void* device_matrix(const void* host, std::size_t bytes, std::shared_ptr<const void> owner) {
+const void* device_matrix(const void* host, std::size_t rows, std::size_t cols, std::size_t scalar_bytes,
+                          bool transposed, std::shared_ptr<const void> owner) {
+  const std::size_t bytes = rows * cols * scalar_bytes;
   struct entry {
     std::shared_ptr<const void> owner;
     void* device = nullptr;
   };
   static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, std::size_t>, entry> cache;
+  static std::map<std::tuple<int, const void*, std::size_t, bool>, entry> cache;
   constexpr std::size_t max_entries = 256;
   int device = 0;
   TPROD_CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard lock(mutex);
-  const auto key = std::make_tuple(device, host, bytes);
+  const auto key = std::make_tuple(device, host, bytes, transposed);
   if (const auto it = cache.find(key); it != cache.end()) return it->second.device;
   if (cache.size() >= max_entries) {  // forget factors nobody else holds (matrix_transforms that are gone)
     for (auto it = cache.begin(); it != cache.end();) {
@@ -156,7 +160,16 @@ const void* device_matrix(const void* host, std::size_t bytes, std::shared_ptr<c
   }
   void* d = nullptr;
   TPROD_CUDA_CHECK(cudaMalloc(&d, bytes));
-  TPROD_CUDA_CHECK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+  if (transposed) {  // column-major rows×cols in, its transpose (cols×rows, column-major) uploaded
+    std::vector<unsigned char> t(bytes);
+    const auto* from = static_cast<const unsigned char*>(host);
+    for (std::size_t j = 0; j < cols; ++j)
+      for (std::size_t i = 0; i < rows; ++i)
+        std::memcpy(&t[(j + i * cols) * scalar_bytes], from + (i + j * rows) * scalar_bytes, scalar_bytes);
+    TPROD_CUDA_CHECK(cudaMemcpy(d, t.data(), bytes, cudaMemcpyHostToDevice));
+  } else {
+    TPROD_CUDA_CHECK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+  }
   cache.emplace(key, entry{std::move(owner), d});
   return d;
 }

@@ -5,7 +5,8 @@
 /// p×q factor (uploaded once per factor, src/cuda/runtime.cu), A = Â ×₃ Z⁻¹ likewise.
 ///
 /// Small factors (p, q ≤ 16) go through tprod's tube kernel, which reads each tube once and runs near copy
-/// bandwidth for every scalar mix (src/cuda/tube_transform.cu); larger ones through one cuBLAS GEMM. The GEMM's
+/// bandwidth for every scalar mix (src/cuda/tube_transform.cu); larger ones through one cuBLAS GEMM in its (N, T)
+/// form with the factor's transpose uploaded (faster than (N, N) on these shapes: docs/design.md). The GEMM's
 /// scalar mixes: a real factor on complex data is one real GEMM on the data seen as real with twice the rows
 /// (column-major complex storage interleaves the parts); a complex factor on real data (the DFT of a real tensor)
 /// promotes the input to complex first, and the half-spectrum inverse keeps the real part of a complex GEMM.
@@ -28,25 +29,28 @@ template <class In, class S, class Out>
 void apply_factor(const system& sys, const std::shared_ptr<const tprod::detail::dense_matrix<S>>& factor,
                   const In* in, Out* out, std::size_t rows) {
   const std::size_t p = std::size_t(factor->rows()), q = std::size_t(factor->cols());
-  const auto* f = static_cast<const S*>(raw::device_matrix(factor->data(), p * q * sizeof(S), factor));
   if (raw::tube_kernel_applies(p, q, sizeof(S))) {
+    const auto* f = static_cast<const S*>(raw::device_matrix(factor->data(), p, q, sizeof(S), false, factor));
     raw::tube_transform(in, f, out, rows, p, q, sys.stream());
     return;
   }
+  // Larger factors: one GEMM with the factor's transpose on the device, op(B) = T (cuBLAS's (N, T) kernels beat
+  // its (N, N) ones on these tall-by-small shapes: bench_cuda's transform_gemm cases).
+  const auto* ft = static_cast<const S*>(raw::device_matrix(factor->data(), p, q, sizeof(S), true, factor));
   const bool tf32 = sys.ex.tf32;
   if constexpr (std::same_as<In, S> && std::same_as<S, Out>) {
-    raw::gemm<S>(rows, q, p, in, rows, f, p, out, rows, tf32, sys.stream());
+    raw::gemm_bt<S>(rows, q, p, in, rows, ft, q, out, rows, tf32, sys.stream());
   } else if constexpr (!is_complex_v<S> && std::same_as<In, std::complex<S>> && std::same_as<Out, In>) {
     // complex data, real factor: the data as a real (2·rows)×p matrix
-    raw::gemm<S>(2 * rows, q, p, reinterpret_cast<const S*>(in), 2 * rows, f, p, reinterpret_cast<S*>(out), 2 * rows,
-                 tf32, sys.stream());
+    raw::gemm_bt<S>(2 * rows, q, p, reinterpret_cast<const S*>(in), 2 * rows, ft, q, reinterpret_cast<S*>(out),
+                    2 * rows, tf32, sys.stream());
   } else if constexpr (is_complex_v<S> && std::same_as<In, real_t<S>> && std::same_as<Out, S>) {
     device_buffer<S> promoted(rows * p, sys.stream());  // real data, complex factor (the DFT of real tubes)
     raw::convert(in, promoted.data(), rows * p, sys.stream());
-    raw::gemm<S>(rows, q, p, promoted.data(), rows, f, p, out, rows, tf32, sys.stream());
+    raw::gemm_bt<S>(rows, q, p, promoted.data(), rows, ft, q, out, rows, tf32, sys.stream());
   } else if constexpr (is_complex_v<S> && std::same_as<In, S> && std::same_as<Out, real_t<S>>) {
     device_buffer<S> full(rows * q, sys.stream());  // back to real tubes: the real part of a complex product
-    raw::gemm<S>(rows, q, p, in, rows, f, p, full.data(), rows, tf32, sys.stream());
+    raw::gemm_bt<S>(rows, q, p, in, rows, ft, q, full.data(), rows, tf32, sys.stream());
     raw::real_part(full.data(), out, rows * q, sys.stream());
   } else {
     static_assert(tprod::detail::dependent_false<In, S, Out>, "tprod::cuda: unsupported scalar mix in a transform");

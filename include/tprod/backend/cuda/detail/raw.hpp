@@ -31,9 +31,11 @@ void copy_bytes(void* dst, const void* src, std::size_t bytes, direction dir, cu
 void copy_blocks(void* dst, std::size_t dst_stride, const void* src, std::size_t src_stride, std::size_t block_bytes,
                  std::size_t count, cudaStream_t stream);
 void synchronize(cudaStream_t stream);
-/// @brief A device copy of a host matrix (a transform's cached factor), cached while `owner` lives: keyed by the
-/// host address, which `owner` keeps alive, so a key is never reused for other data.
-const void* device_matrix(const void* host, std::size_t bytes, std::shared_ptr<const void> owner);
+/// @brief A device copy of a column-major rows×cols host matrix (a transform's cached factor), or of its transpose,
+/// cached while `owner` lives: keyed by the host address, which `owner` keeps alive, so a key is never reused for
+/// other data.
+const void* device_matrix(const void* host, std::size_t rows, std::size_t cols, std::size_t scalar_bytes,
+                          bool transposed, std::shared_ptr<const void> owner);
 
 // Elementwise and reductions (src/cuda/elementwise.cu).
 template <class T> void fill(T* x, std::size_t n, T value, cudaStream_t stream);
@@ -58,6 +60,11 @@ template <class T> void random_uniform(T* x, std::size_t n, unsigned long long s
 template <class T>
 void gemm(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb,
           T* c, std::size_t ldc, bool tf32, cudaStream_t stream);
+/// @brief C = A·B for B given as its transpose bt (cols×k, leading dimension ldbt): cuBLAS's (N, T) GEMM, which
+/// cuBLAS runs faster than (N, N) on the transforms' tall (m·n)×p by p×p shapes (docs/performance.md).
+template <class T>
+void gemm_bt(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::size_t lda, const T* bt,
+             std::size_t ldbt, T* c, std::size_t ldc, bool tf32, cudaStream_t stream);
 /// @brief C_s = A_s·B_s for the `batch` slices of (m×l)·(l×n), slice strides m·l, l·n, m·n (one strided-batched GEMM).
 template <class T>
 void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a, const T* b, T* c,
