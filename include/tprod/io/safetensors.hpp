@@ -116,7 +116,7 @@ inline nlohmann::json parse_safetensors_json(std::string_view text, const std::s
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.begin(), text.end(), check);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond double's range (out_of_range)
     npy_fail(name, std::string("the safetensors header is not valid JSON: ") + e.what());
   }
   if (!duplicate.empty()) npy_fail(name, "the safetensors header names '" + duplicate + "' twice");

@@ -1,0 +1,37 @@
+// libFuzzer target for the IDX reader (Fashion-MNIST's files, gzip-compressed or not): any byte string written to
+// a file is either read or refused with an io_error, never a crash, hang, leak, undefined behaviour or an
+// allocation beyond the data that is there (ASan's and libFuzzer's -rss_limit_mb); whatever is read has as many
+// bytes as its shape says and survives a write and a second read unchanged.
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tprod/io/idx.hpp"
+
+namespace {
+std::filesystem::path scratch(const char* what) {
+  return std::filesystem::temp_directory_path() / ("tprod-fuzz-idx-" + std::to_string(::getpid()) + what);
+}
+void write_file(const std::filesystem::path& file, const std::string& bytes) {
+  std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const std::filesystem::path input = scratch(".idx"), again = scratch("-again.idx");
+  write_file(input, std::string(reinterpret_cast<const char*>(data), size));
+  try {
+    const tprod::io::idx_array a = tprod::io::read_idx(input);
+    std::size_t count = 1;
+    for (std::size_t d : a.shape) count *= d;
+    if (a.data.size() != count) __builtin_trap();
+    write_file(again, tprod::io::gzip_bytes(tprod::io::idx_bytes(a.shape, a.data)));
+    const tprod::io::idx_array b = tprod::io::read_idx(again);
+    if (b.shape != a.shape || b.data != a.data) __builtin_trap();
+  } catch (const tprod::io_error&) {
+  }
+  return 0;
+}
