@@ -8,7 +8,7 @@
 // Model: nn::make_text_classifier — token embedding, sinusoidal positions (α per slice), dropout, N post-norm
 // encoder layers (GELU), mean pooling over the valid tokens, linear head; paper 000's IMDB shape d = 128, H = 4,
 // d_ff = 512, 4 layers, T = 128 by default. Std and T4 share the embedding and the head: only the encoder differs.
-// Training: AdamW + one-cycle + gradient clipping (examples/support/fit.hpp), one seed.
+// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), one seed.
 //
 //   ltransformer_text --data build/data/spam-assassin                 # Std, T4 (linear α), Std-1L
 //   ltransformer_text --data build/data/spam-assassin --models all    # and T4 with every other α strategy

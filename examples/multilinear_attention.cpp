@@ -9,7 +9,7 @@
 // (GELU FFN), mean pooling over the valid tokens, linear head; p = 1, identity transform. The three models share
 // everything but the attention: "standard" (H heads), "multilinear" (P block terms of rank R, superdiagonal or full
 // cores, W_O with N² rows) and "dimension-wise" (H heads attending over their d/H features).
-// Training: AdamW + one-cycle + gradient clipping (examples/support/fit.hpp), one seed.
+// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), one seed.
 //
 //   multilinear_attention --data build/data/spam-assassin
 //   multilinear_attention --data build/data/spam-assassin --models multilinear --core full --rank 8

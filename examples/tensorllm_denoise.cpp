@@ -300,8 +300,8 @@ int run(int argc, char** argv) {
   const auto evaluate = [&](const std::string& method, const std::string& rank, std::size_t storage,
                             double relative_error) {
     const auto t0 = std::chrono::steady_clock::now();
-    const auto [train_loss, train_accuracy] = examples::evaluate<float>(model, train.size(), batch, make_train);
-    const auto [test_loss, test_accuracy] = examples::evaluate<float>(model, test.size(), batch, make_test);
+    const auto [train_loss, train_accuracy] = nn::evaluate<float>(model, train.size(), batch, make_train);
+    const auto [test_loss, test_accuracy] = nn::evaluate<float>(model, test.size(), batch, make_test);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     variant_result r;
     r.method = method;
