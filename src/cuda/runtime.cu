@@ -2,9 +2,9 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <vector>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "check.cuh"
 #include "tprod/backend/cuda/detail/raw.hpp"
@@ -149,8 +149,10 @@ const void* device_matrix(const void* host, std::size_t rows, std::size_t cols, 
   const auto key = std::make_tuple(device, host, bytes, transposed);
   if (const auto it = cache.find(key); it != cache.end()) return it->second.device;
   if (cache.size() >= max_entries) {  // forget factors nobody else holds (matrix_transforms that are gone)
+    std::map<const void*, long> held_here;  // an owner may hold two entries: its factor and its transpose
+    for (const auto& [k, e] : cache) ++held_here[e.owner.get()];
     for (auto it = cache.begin(); it != cache.end();) {
-      if (it->second.owner.use_count() == 1) {
+      if (it->second.owner.use_count() == held_here[it->second.owner.get()]) {
         TPROD_CUDA_CHECK(cudaFree(it->second.device));
         it = cache.erase(it);
       } else {
