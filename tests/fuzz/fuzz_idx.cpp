@@ -2,26 +2,23 @@
 // a file is either read or refused with an io_error, never a crash, hang, leak, undefined behaviour or an
 // allocation beyond the data that is there (ASan's and libFuzzer's -rss_limit_mb); whatever is read has as many
 // bytes as its shape says and survives a write and a second read unchanged.
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "fuzz_scratch.hpp"
 #include "tprod/io/idx.hpp"
 
 namespace {
-std::filesystem::path scratch(const char* what) {
-  return std::filesystem::temp_directory_path() / ("tprod-fuzz-idx-" + std::to_string(::getpid()) + what);
-}
 void write_file(const std::filesystem::path& file, const std::string& bytes) {
   std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
 }
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::filesystem::path input = scratch(".idx"), again = scratch("-again.idx");
+  static const fuzz_scratch files("fuzz-idx");
+  const auto& [input, again] = files;
   write_file(input, std::string(reinterpret_cast<const char*>(data), size));
   try {
     const tprod::io::idx_array a = tprod::io::read_idx(input);

@@ -3,8 +3,6 @@
 // bytes limited to [a-z0-9._/-], no "..", at most 32 files). The tree is either read or refused with an io_error
 // naming the folder, never a crash, hang, leak or undefined behaviour; what is read has matching labels in both
 // splits, and a vocabulary built from it encodes every document to ids inside its range.
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_scratch.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
 
@@ -23,7 +22,8 @@ bool path_byte(char c) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace fs = std::filesystem;
-  static const fs::path root = fs::temp_directory_path() / ("tprod-fuzz-corpus-" + std::to_string(::getpid()));
+  static const fuzz_scratch scratch("fuzz-corpus");
+  const fs::path& root = scratch.input;
   std::error_code ec;
   fs::remove_all(root, ec);
   fs::create_directories(root);

@@ -1,23 +1,18 @@
 // libFuzzer target for the vocabulary file reader: any byte string written to a file is either read or refused
 // with an io_error naming the line, never a crash, hang, leak or undefined behaviour; a vocabulary it reads
 // survives a save and a second load unchanged, and encodes text to ids inside its range.
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "fuzz_scratch.hpp"
 #include "tprod/io/vocabulary.hpp"
 
-namespace {
-std::filesystem::path scratch(const char* what) {
-  return std::filesystem::temp_directory_path() / ("tprod-fuzz-vocab-" + std::to_string(::getpid()) + what);
-}
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::filesystem::path input = scratch(".txt"), again = scratch("-again.txt");
+  static const fuzz_scratch files("fuzz-vocabulary");
+  const auto& [input, again] = files;
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   std::ofstream(input, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
   try {

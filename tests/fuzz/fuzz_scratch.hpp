@@ -1,0 +1,23 @@
+#pragma once
+// The scratch paths of a fuzz target that reads through the file system: two per process (the input and a
+// round trip's copy), named after the target and the process id in the temporary folder, removed (files or whole
+// folders) when the process exits.
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+struct fuzz_scratch {
+  std::filesystem::path input, again;
+  explicit fuzz_scratch(const std::string& target) : input(path(target, "")), again(path(target, "-again")) {}
+  fuzz_scratch(const fuzz_scratch&) = delete;
+  fuzz_scratch& operator=(const fuzz_scratch&) = delete;
+  ~fuzz_scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(input, ec);
+    std::filesystem::remove_all(again, ec);
+  }
+  static std::filesystem::path path(const std::string& target, const char* suffix) {
+    return std::filesystem::temp_directory_path() / ("tprod-" + target + "-" + std::to_string(::getpid()) + suffix);
+  }
+};
