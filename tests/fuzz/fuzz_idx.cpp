@@ -4,22 +4,15 @@
 // bytes as its shape says and survives a write and a second read unchanged.
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "fuzz_scratch.hpp"
 #include "tprod/io/idx.hpp"
 
-namespace {
-void write_file(const std::filesystem::path& file, const std::string& bytes) {
-  std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
-}
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const fuzz_scratch files("fuzz-idx");
   const auto& [input, again] = files;
-  write_file(input, std::string(reinterpret_cast<const char*>(data), size));
+  write_file(input, std::string_view(reinterpret_cast<const char*>(data), size));
   try {
     const tprod::io::idx_array a = tprod::io::read_idx(input);
     std::size_t count = 1;

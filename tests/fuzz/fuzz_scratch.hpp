@@ -1,11 +1,18 @@
 #pragma once
 // The scratch paths of a fuzz target that reads through the file system: two per process (the input and a
 // round trip's copy), named after the target and the process id in the temporary folder, removed (files or whole
-// folders) when the process exits.
+// folders) when the process exits; and the one way they write a file.
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <string_view>
+
+/// Writes `bytes` to `file`, replacing it.
+inline void write_file(const std::filesystem::path& file, std::string_view bytes) {
+  std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
+}
 
 struct fuzz_scratch {
   std::filesystem::path input, again;

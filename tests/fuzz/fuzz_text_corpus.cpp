@@ -5,7 +5,6 @@
 // splits, and a vocabulary built from it encodes every document to ids inside its range.
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const fs::path file = root / fs::path(path);
     fs::create_directories(file.parent_path(), ec);
     if (ec || fs::is_directory(file, ec)) continue;
-    std::ofstream(file, std::ios::binary | std::ios::trunc).write(content.data(), std::streamsize(content.size()));
+    write_file(file, content);
   }
   try {
     const tprod::io::text_corpus c = tprod::io::read_text_corpus(root);

@@ -3,8 +3,7 @@
 // survives a save and a second load unchanged, and encodes text to ids inside its range.
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <string>
+#include <string_view>
 
 #include "fuzz_scratch.hpp"
 #include "tprod/io/vocabulary.hpp"
@@ -13,8 +12,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const fuzz_scratch files("fuzz-vocabulary");
   const auto& [input, again] = files;
-  const std::string bytes(reinterpret_cast<const char*>(data), size);
-  std::ofstream(input, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  write_file(input, bytes);
   try {
     const auto v = tprod::io::vocabulary::load(input);
     v.save(again);

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -99,14 +98,13 @@ inline idx_array read_idx(const std::filesystem::path& file) {
     count *= dim;
     a.shape.push_back(dim);
   }
-  // Read in chunks of 64 KiB appended to the array, so a header that claims more than the file holds costs no more
-  // memory than the data that is there (no allocation sized by the header).
-  std::vector<std::uint8_t> chunk(std::min<std::size_t>(count, std::size_t(1) << 16));
-  a.data.reserve(std::min<std::size_t>(count, std::size_t(1) << 20));
+  // Grow 64 KiB at a time (the vector's capacity doubling as it goes), so a header that claims more than the file
+  // holds costs memory in proportion to the data that is there: a short file 64 KiB at most.
+  constexpr std::size_t step = std::size_t(1) << 16;
   while (a.data.size() < count) {
-    const std::size_t have = a.data.size(), want = std::min(chunk.size(), count - have);
-    const std::size_t got = in.read(chunk.data(), want);
-    a.data.insert(a.data.end(), chunk.begin(), chunk.begin() + std::ptrdiff_t(got));
+    const std::size_t have = a.data.size(), want = std::min(step, count - have);
+    a.data.resize(have + want);
+    const std::size_t got = in.read(a.data.data() + have, want);
     if (got < want)
       detail::idx_fail(file, "truncated: shape " + shape_string(a.shape) + " needs " + std::to_string(count) +
                                  " data bytes but only " + std::to_string(have + got) + " follow the header");

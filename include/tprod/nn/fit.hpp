@@ -16,6 +16,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -108,7 +109,7 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
   const bool talk = !opts.quiet;
   fit_result res;
   double train_seconds = 0;
-  std::size_t step = 0, trained = 0;
+  std::size_t step = 0;
   if (talk) {
     std::printf("[%s] %zu parameters, %zu training and %zu test examples, %zu epochs of %zu steps\n", name.c_str(),
                 params.count(), n_train, n_test, opts.epochs, steps_per_epoch);
@@ -136,8 +137,7 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       window_loss += r.loss * double(count);
       window_correct += r.correct;
       window_examples += count;
-      trained += count;
-      const bool report = opts.progress_every ? (s + 1) % opts.progress_every == 0 : false;
+      const bool report = opts.progress_every != 0 && (s + 1) % opts.progress_every == 0;
       if (talk && (report || s + 1 == steps_per_epoch)) {
         const auto now = std::chrono::steady_clock::now();
         const double sec = std::chrono::duration<double>(now - window_start).count();
@@ -165,7 +165,7 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
                           train_seconds});
   }
   res.seconds_per_epoch = train_seconds / double(opts.epochs);
-  res.examples_per_second = train_seconds > 0 ? double(trained) / train_seconds : 0.0;
+  res.examples_per_second = train_seconds > 0 ? double(opts.epochs * n_train) / train_seconds : 0.0;
   return res;
 }
 
