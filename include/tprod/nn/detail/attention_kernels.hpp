@@ -14,6 +14,7 @@
 
 #include "tprod/backend/cpu/facewise.hpp"
 #include "tprod/nn/detail/common.hpp"
+#include "tprod/nn/mac_counter.hpp"
 
 namespace tprod::nn {
 
@@ -41,6 +42,8 @@ namespace detail {
 struct attention_dims {
   std::size_t p, heads, batch, tq, tk, dh;
   std::size_t blocks() const { return p * heads * batch; }
+  /// Multiply-adds of one T_k×T_q×d_h product over every block (two in the forward pass, four in the backward).
+  std::uint64_t block_product_macs() const { return std::uint64_t(blocks()) * tq * tk * dh; }
   /// Threads for loops over the blocks: the default execution's, unless the whole is too small to share.
   std::size_t threads() const {
     const std::size_t work = blocks() * tq * tk * dh;
@@ -133,6 +136,7 @@ void attention_scores_forward(const attention_dims& d, head_blocks<const T> q, h
                               const tube_maps<T>& tm, tensor3<T>& probs, tensor3<T>& probs_hat, head_blocks<T> out) {
   const T scale = T(1) / std::sqrt(T(d.dh));
   ensure_shape(probs, d.tk, d.tq, d.blocks());
+  tally_macs(2 * d.block_product_macs());  // S = K·Qᵀ and O = Pᵀ·V
   const std::size_t hb = d.heads * d.batch, threads = d.threads();
   backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
@@ -164,6 +168,7 @@ void attention_scores_backward(const attention_dims& d, head_blocks<const T> q, 
                                tensor3<T>& dp_hat) {
   const T scale = T(1) / std::sqrt(T(d.dh));
   const std::size_t hb = d.heads * d.batch, threads = d.threads();
+  tally_macs(4 * d.block_product_macs());  // dV, dP, dQ, dK
   auto grads_qk = [&](std::size_t f, Eigen::Map<matrix<T>> ds) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
     dq.at(s, j, b, d.tq, d.dh).noalias() = ds.transpose() * k.at(s, j, b, d.tk, d.dh);

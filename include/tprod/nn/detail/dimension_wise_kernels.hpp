@@ -34,12 +34,22 @@ inline Eigen::Index valid_tokens(const attention_mask& mask, const attention_dim
   return Eigen::Index(mask.key_lengths.empty() ? d.tk : mask.key_lengths[b]);
 }
 
+/// Tallies (valid_factor·n_b + token_factor·T)·d_h² multiply-adds for every block (mac_counter).
+inline void tally_dimension_wise(const attention_mask& mask, const attention_dims& d, std::uint64_t valid_factor,
+                                 std::uint64_t token_factor) {
+  std::uint64_t per_head = 0;
+  for (std::size_t b = 0; b < d.batch; ++b)
+    per_head += valid_factor * std::uint64_t(valid_tokens(mask, d, b)) + token_factor * d.tq;
+  tally_macs(per_head * d.p * d.heads * d.dh * d.dh);
+}
+
 /// probs (d_h×d_h×blocks) = Aᵀ, out = V·Aᵀ per block.
 template <class T>
 void dimension_wise_forward(const attention_dims& d, head_blocks<const T> q, head_blocks<const T> k,
                             head_blocks<const T> v, const attention_mask& mask, tensor3<T>& probs, head_blocks<T> out) {
   check_dimension_wise(mask, d, "nn::attention_forward");
   ensure_shape(probs, d.dh, d.dh, d.blocks());
+  tally_dimension_wise(mask, d, 1, 1);  // S over the n valid tokens, O over all T
   const std::size_t hb = d.heads * d.batch;
   backend::cpu::parallel_for(d.blocks(), d.threads(), [&](std::size_t f) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
@@ -64,6 +74,7 @@ void dimension_wise_backward(const attention_dims& d, head_blocks<const T> q, he
                              head_blocks<const T> d_out, head_blocks<T> dq, head_blocks<T> dk, head_blocks<T> dv,
                              tensor3<T>& dp) {
   const std::size_t hb = d.heads * d.batch, threads = d.threads();
+  tally_dimension_wise(mask, d, 2, 2);  // dV, dAᵀ over all T; dQ, dK over the n valid tokens
   ensure_shape(dp, d.dh, d.dh, std::max<std::size_t>(1, threads));
   backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
     auto dat = dp.slice(std::min(backend::cpu::thread_index(), dp.p() - 1));

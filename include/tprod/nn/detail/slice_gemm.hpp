@@ -3,14 +3,16 @@
 /// @brief The transform-domain linear map of every layer: Ŷ_k = X̂_k·Ŵ_k + 1·b̂_k for each slice k, as one
 /// GEMM per slice over all B·T rows at once, and its backward pass.
 #include "tprod/nn/detail/common.hpp"
+#include "tprod/nn/mac_counter.hpp"
 
 namespace tprod::nn::detail {
 
 /// @brief Calls f(k, j, n) for every slice k < p and column panel [j, j + n) of a `cols`-wide destination, on the
 /// default execution's threads: slices first, panels (backend::cpu::gemm_panels) when there are fewer slices
-/// than threads. `macs` is the multiply-adds of one slice's GEMM.
+/// than threads. `macs` is the multiply-adds of one slice's GEMM (all p of them are tallied for mac_counter).
 template <class F>
 void for_each_slice_panel(std::size_t p, std::size_t cols, std::size_t macs, F&& f) {
+  tally_macs(std::uint64_t(macs) * p);
   std::size_t threads = default_execution().thread_count();
   if (macs * p < backend::cpu::parallel_min_macs) threads = 1;
   const std::size_t panels = p >= threads ? 1 : std::max<std::size_t>(1, std::min((threads + p - 1) / p, cols / 16));
