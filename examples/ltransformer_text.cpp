@@ -8,7 +8,8 @@
 // Model: nn::make_text_classifier — token embedding, sinusoidal positions (α per slice), dropout, N post-norm
 // encoder layers (GELU), mean pooling over the valid tokens, linear head; paper 000's IMDB shape d = 128, H = 4,
 // d_ff = 512, 4 layers, T = 128 by default. Std and T4 share the embedding and the head: only the encoder differs.
-// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), one seed.
+// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), one seed (--seed).
+// "t4-learned-z" is T4 with a learned orthogonal transform Z = Q(S)·DCT (nn::learned_transform) instead of the DCT.
 //
 //   ltransformer_text --data build/data/spam-assassin                 # Std, T4 (linear α), Std-1L
 //   ltransformer_text --data build/data/spam-assassin --models all    # and T4 with every other α strategy
@@ -33,6 +34,7 @@
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
 #include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/learned_transform.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/transform/dct.hpp"
 #include "tprod/transform/identity_transform.hpp"
@@ -64,10 +66,12 @@ struct variant {
   std::size_t layers = 0;  ///< 0: the configured depth
   nn::alpha_strategy positions = nn::alpha_strategy::standard;
   bool learnable_positions = false;
+  bool learned_transform = false;  ///< T4 with Z learned from the DCT (nn::learned_transform)
 };
 
 /// @brief The models named in a comma-separated list: std, t4 (the main α strategy), std-1l, t4-<strategy>,
-/// t4-learnable; "all" is std, t4, std-1l and T4 with every other strategy and with learnable α.
+/// t4-learnable, t4-learned-z; "all" is std, t4, std-1l and T4 with every other strategy, with learnable α and
+/// with a learned transform.
 std::vector<variant> parse_models(const std::string& list, nn::alpha_strategy main_pe) {
   const std::vector<nn::alpha_strategy> strategies = {nn::alpha_strategy::standard, nn::alpha_strategy::linear,
                                                       nn::alpha_strategy::exponential, nn::alpha_strategy::harmonic};
@@ -81,7 +85,7 @@ std::vector<variant> parse_models(const std::string& list, nn::alpha_strategy ma
     names.insert(names.end(), {"std", "t4", "std-1l"});
     for (auto s : strategies)
       if (s != main_pe) names.push_back("t4-" + std::string(nn::name(s)));
-    names.push_back("t4-learnable");
+    names.insert(names.end(), {"t4-learnable", "t4-learned-z"});
   }
   std::vector<variant> out;
   for (const auto& n : names) {
@@ -89,17 +93,18 @@ std::vector<variant> parse_models(const std::string& list, nn::alpha_strategy ma
     if (n == "std") {
     } else if (n == "std-1l") {
       v.layers = 1;  // paper 000 §6.2: one standard layer at full width ≈ the encoder budget of T4
-    } else if (n == "t4" || n == "t4-learnable") {
+    } else if (n == "t4" || n == "t4-learnable" || n == "t4-learned-z") {
       v.slices = 4;
       v.positions = main_pe;  // learnable α starts from the main strategy
       v.learnable_positions = n == "t4-learnable";
+      v.learned_transform = n == "t4-learned-z";
     } else if (n.rfind("t4-", 0) == 0) {
       v.slices = 4;
       v.positions = nn::alpha_strategy_from(n.substr(3));
     } else {
       throw std::invalid_argument("--models: unknown model '" + n +
                                   "' (std, t4, std-1l, t4-standard, t4-linear, t4-exponential, t4-harmonic, "
-                                  "t4-learnable, all)");
+                                  "t4-learnable, t4-learned-z, all)");
     }
     if (std::none_of(out.begin(), out.end(), [&](const variant& o) { return o.name == n; })) out.push_back(v);
   }
@@ -145,7 +150,9 @@ examples::model_summary train_variant(const variant& v, const L& transform, cons
   if (!setup.checkpoints.empty())
     nn::save_checkpoint<float>(setup.checkpoints / (v.name + ".safetensors"), model, meta);
 
-  examples::model_summary s{v.name, parameter_count(model), parameter_count(model, "encoder.")};
+  // The encoder's parameters without a learned transform's S (counted apart, like the learnable α).
+  examples::model_summary s{v.name, parameter_count(model),
+                            parameter_count(model, "encoder.") - parameter_count(model, "encoder.transform.")};
   s.train_accuracy = r.train_accuracy;
   s.test_accuracy = r.test_accuracy;
   s.seconds_per_epoch = r.seconds_per_epoch;
@@ -155,12 +162,22 @@ examples::model_summary train_variant(const variant& v, const L& transform, cons
              {"transform", transform_name},
              {"test_loss", r.test_loss},
              {"examples_per_second", r.examples_per_second}};
+  if constexpr (requires { transform.base_matrix(); }) {
+    // How far training moved Z from the DCT: ‖Z − Z₀‖_F, and the largest change of an entry.
+    const Eigen::MatrixXd moved = transform.matrix() - transform.base_matrix();
+    s.extra["z_distance_from_dct"] = moved.norm();
+    s.extra["z_max_entry_change"] = moved.cwiseAbs().maxCoeff();
+    std::printf("%s: ||Z - DCT||_F = %.4f, largest entry change %.4f\n", v.name.c_str(), moved.norm(),
+                moved.cwiseAbs().maxCoeff());
+  }
   return s;
 }
 
 examples::model_summary train_variant(const variant& v, const run_setup& setup, const encoded_split& train,
                                       const encoded_split& test, examples::training_log& log) {
   if (v.slices == 1) return train_variant(v, identity_transform{}, "identity", setup, train, test, log);
+  if (v.learned_transform)
+    return train_variant(v, nn::learned_transform<float>(v.slices), "learned-dct", setup, train, test, log);
   return train_variant(v, dct{}, "dct", setup, train, test, log);
 }
 
@@ -171,8 +188,8 @@ int run(int argc, char** argv) {
       "corpus.",
       "build/data/spam-assassin",
       {{"models",
-        "LIST  comma-separated: std, t4, std-1l, t4-<standard|linear|exponential|harmonic|learnable>, all "
-        "(default std,t4,std-1l)"},
+        "LIST  comma-separated: std, t4, std-1l, t4-<standard|linear|exponential|harmonic|learnable>, "
+        "t4-learned-z, all (default std,t4,std-1l)"},
        {"pe", "S     T4's α strategy: standard, linear (default), exponential, harmonic"},
        {"width", "D     model width d (default 128; quick 64)"},
        {"heads", "H     attention heads (default 4)"},
@@ -183,6 +200,7 @@ int run(int argc, char** argv) {
        {"lr", "R        peak learning rate (default 1e-3; quick 3e-3)"},
        {"train-docs", "N  use at most N training documents (default all; quick 2000)"},
        {"test-docs", "N   use at most N test documents (default all; quick 400)"},
+       {"seed", "S      the models' initialisation and the batch order (default 1)"},
        {"throughput",
         "S  only measure the models' training examples/s over S steps on random tokens (no data; "
         "default model std)"}});
@@ -195,12 +213,14 @@ int run(int argc, char** argv) {
   base.layers = o.count("layers", quick ? 2 : 4);
   base.act = nn::activation::gelu;
   base.dropout = 0.1;
+  base.seed = o.count("seed", 1);
   const std::size_t max_length = o.count("max-length", quick ? 64 : 128);
   examples::fit_config fc;
   fc.epochs = o.epochs.value_or(quick ? 2 : 3);
   fc.batch_size = o.count("batch", 32);
   fc.lr = o.number("lr", quick ? 3e-3 : 1e-3);  // quick: few steps, so a higher peak
   fc.zero_gradients = o.zero_gradients;
+  fc.seed = base.seed;
   if (!(fc.lr > 0)) throw std::invalid_argument("--lr must be positive");
   fc.eval_train_limit = 1000;  // the training accuracy on 1000 documents is enough and saves a third of the time
   const nn::alpha_strategy main_pe = nn::alpha_strategy_from(o.extra.count("pe") ? o.extra.at("pe") : "linear");
@@ -209,9 +229,10 @@ int run(int argc, char** argv) {
   const auto variants = parse_models(o.extra.count("models") ? o.extra.at("models") : default_models, main_pe);
   for (const auto& v : variants) nn::paper000_config(base.width, base.heads, base.hidden, v.slices);  // fail early
   std::printf(
-      "%s: d = %zu, H = %zu, d_ff = %zu, %zu layers, T = %zu, batch %zu, peak lr %.1e, %zu epochs, %zu threads\n",
+      "%s: d = %zu, H = %zu, d_ff = %zu, %zu layers, T = %zu, batch %zu, peak lr %.1e, %zu epochs, seed %llu, "
+      "%zu threads\n",
       example_name, base.width, base.heads, base.hidden, base.layers, max_length, fc.batch_size, fc.lr, fc.epochs,
-      num_threads());
+      static_cast<unsigned long long>(base.seed), num_threads());
 
   if (throughput) {
     // Random tokens with every position valid, the shape bench/peers/ltransformer_text.py trains in PyTorch; the
@@ -275,7 +296,7 @@ int run(int argc, char** argv) {
                                   {"hidden", base.hidden},         {"layers", base.layers},
                                   {"max_length", max_length},      {"epochs", fc.epochs},
                                   {"batch", fc.batch_size},        {"lr", fc.lr},
-                                  {"threads", num_threads()}};
+                                  {"seed", base.seed},             {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }
   return 0;

@@ -12,6 +12,7 @@
 #include "tprod/nn/flop_count.hpp"
 #include "tprod/nn/layer_config.hpp"
 #include "tprod/nn/layer_norm.hpp"
+#include "tprod/nn/learned_transform.hpp"
 #include "tprod/nn/linear.hpp"
 #include "tprod/nn/loss.hpp"
 #include "tprod/nn/mac_counter.hpp"

@@ -20,6 +20,16 @@ template <class L, class T>
 concept real_transform = std::floating_point<T> && transform_policy<L> &&
     std::same_as<typename L::template domain_scalar<T>, T> && std::same_as<typename L::template original_scalar<T>, T>;
 
+/// @brief A transform whose matrix is trained (learned_transform.hpp): the layers report each pass of L and L⁻¹
+/// of a forward pass to it, and the gradient at that pass in the backward pass.
+template <class L, class T>
+concept trained_transform = requires(const L& l, bool inverse, tensor3_view<const T> v) {
+  l.begin_pass(inverse);
+  l.end_backward();
+  l.record_pass(inverse, v);
+  l.backward_pass(inverse, v);
+};
+
 /// @brief A parameter set: a struct whose `for_each(f)` calls `f(name, tensor3<T>&)` on every trainable
 /// tensor, in a fixed order (so a parameter set and its gradient of the same type visit matching tensors).
 template <class P, class T>

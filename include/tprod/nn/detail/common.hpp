@@ -51,15 +51,34 @@ inline std::string dims(std::size_t m, std::size_t n, std::size_t p) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(p);
 }
 
+/// @brief The backend's passes, unrecorded (the adjoints below reuse them).
+template <class T, class L>
+void apply_forward(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+  backend::cpu::forward<T>(l, in, out, default_execution());
+}
+template <class T, class L>
+void apply_inverse(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+  backend::cpu::inverse<T>(l, in, out, default_execution());
+}
+template <class T>
+tensor3_view<const T> const_view(tensor3_view<T> v) {
+  return {v.data(), v.m(), v.n(), v.p()};
+}
+
+// The four maps below report to a trained transform (learned_transform.hpp) what its gradient needs: each pass's
+// original-domain value in the forward pass, and the transform-domain gradient where its adjoint is applied.
+
 /// @brief out = L(in) = in ×₃ Z (views of equal shape).
 template <class T, class L>
 void to_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
-  backend::cpu::forward<T>(l, in, out, default_execution());
+  if constexpr (trained_transform<L, T>) l.record_pass(false, in);  // before: out may be in's memory
+  apply_forward<T>(l, in, out);
 }
 /// @brief out = L⁻¹(in) = in ×₃ Z⁻¹.
 template <class T, class L>
 void from_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
-  backend::cpu::inverse<T>(l, in, out, default_execution());
+  apply_inverse<T>(l, in, out);
+  if constexpr (trained_transform<L, T>) l.record_pass(true, const_view(out));
 }
 
 /// @brief out = in ×₃ Zᵀ, the adjoint of L: the gradient of a loss with respect to A when Â = L(A) and `in`
@@ -69,9 +88,10 @@ void from_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
 /// a general real Z (matrix_transform) is applied explicitly.
 template <class T, class L>
 void transform_adjoint(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+  if constexpr (trained_transform<L, T>) l.backward_pass(false, in);  // before: out may be in's memory
   const auto c = l.norm_scale(in.p());
   if (c) {
-    from_transform<T>(l, in, out);
+    apply_inverse<T>(l, in, out);
     if (*c != 1.0) Eigen::Map<vector<T>>(out.data(), Eigen::Index(out.size())) *= T(1.0 / *c);
     return;
   }
@@ -87,16 +107,15 @@ template <class T, class L>
 void inverse_transform_adjoint(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
   const auto c = l.norm_scale(in.p());
   if (c) {
-    to_transform<T>(l, in, out);
+    apply_forward<T>(l, in, out);
     if (*c != 1.0) Eigen::Map<vector<T>>(out.data(), Eigen::Index(out.size())) *= T(*c);
-    return;
-  }
-  if constexpr (requires { l.inverse_matrix(); }) {
+  } else if constexpr (requires { l.inverse_matrix(); }) {
     backend::cpu::apply_along_tubes(in, matrix<T>(l.inverse_matrix().template cast<T>()), out, default_execution().thread_count());
   } else {
     throw numerical_error(std::string("nn: the adjoint of the inverse ") + std::string(L::name()) +
                           " transform is not available (it is neither orthogonal nor a matrix_transform)");
   }
+  if constexpr (trained_transform<L, T>) l.backward_pass(true, const_view(out));
 }
 
 // The same four maps on whole tensors, shaping `out` like `in`.

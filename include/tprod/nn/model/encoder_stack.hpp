@@ -3,7 +3,9 @@
 /// @brief N encoder layers (encoder.hpp) applied in turn, owning every layer's saved state and one shared
 /// workspace, so a training step on same-sized batches allocates nothing after the first. The batch's lengths
 /// become the self-attention's key-padding mask. A is the layers' attention (see encoder.hpp): attention_params
-/// (token-wise or dimension-wise) by default, or multilinear_attention_params.
+/// (token-wise or dimension-wise) by default, or multilinear_attention_params. With a trained transform
+/// (learned_transform.hpp) the stack also trains its matrix: it records the transform's passes in the training
+/// phase and lists its parameter as `<name>.transform.skew`.
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +27,9 @@ class encoder_stack {
     for (auto& l : layers) {
       TPROD_EXPECTS(l.config.width == layers[0].config.width && l.config.slices == layers[0].config.slices,
                     "nn::encoder_stack: every layer must have the first layer's d_s and p");
+      if constexpr (trained_transform<L, T>)
+        TPROD_EXPECTS(layers_.empty() || l.transform() == layers_.front().value.transform(),
+                      "nn::encoder_stack: every layer must share the first layer's learned transform");
       layers_.emplace_back(std::move(l));
     }
     saved_.resize(layers_.size());
@@ -38,6 +43,7 @@ class encoder_stack {
   encoder_params<T, L, A>& grad(std::size_t i) { return layers_.at(i).grad; }
 
   const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+    if constexpr (trained_transform<L, T>) transform().begin_pass(b.mode == phase::train);
     const attention_mask mask{false, b.lengths};
     const tensor3<T>* in = &x;
     for (std::size_t i = 0; i < layers_.size(); ++i) {
@@ -55,13 +61,18 @@ class encoder_stack {
       std::swap(fresh_.d_input, dx_);  // dx_ now holds d𝒳 of layer i; the old buffer is overwritten next
       d = &dx_;
     }
+    if constexpr (trained_transform<L, T>) transform().end_backward();
     return dx_;
   }
 
   template <class F>
   void for_each_parameter(F&& f) {
     for (std::size_t i = 0; i < layers_.size(); ++i) detail::visit_prefixed(layers_[i], name + "." + std::to_string(i), f);
+    if constexpr (trained_transform<L, T>) f(name + ".transform.skew", transform().skew(), transform().skew_grad());
   }
+
+  /// @brief The layers' transform (one for the whole stack).
+  const L& transform() const { return layers_.front().value.transform(); }
 
  private:
   static const encoder_params<T, L, A>& first_of(const std::vector<encoder_params<T, L, A>>& layers) {
