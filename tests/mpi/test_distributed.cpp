@@ -3,6 +3,7 @@
 // of the transform domain). Double within 1e-12 of the scale, as docs/distributed.md promises; float within its
 // epsilon times the size. Shapes cover p not divisible by the rank count, ranks that own no tube or no slice, and
 // empty tensors.
+#include <limits>
 #include <string>
 #include <tuple>
 
@@ -178,6 +179,65 @@ TEST_CASE_TEMPLATE("distributed: norms and inner products are the one-process on
     CHECK(std::abs(cd(dist::inner(ahat, bhat)) - cd(inner(oa, ob))) <=
           rel_tol<To>(m * n * p) * std::max(1.0, double(frobenius_norm(oa)) * double(frobenius_norm(ob))));
   });
+}
+
+// (double and complex<double>: the slice SVDs are the heaviest instantiations of this program, and float adds
+// nothing the one-process tests of float do not check)
+TEST_CASE_TEMPLATE("distributed: the L-SVD, its truncations and the ranks equal the one-process ones", T, double,
+                   std::complex<double>) {
+  const dist::communicator comm;
+  for_each_transform_and_shape([&](std::size_t m, std::size_t n, std::size_t p, const auto& l) {
+    using To = typename std::decay_t<decltype(l)>::template original_scalar<T>;
+    // Rank 2 by construction (a product of m×2 and 2×n tensors), so the ranks are well separated from rounding.
+    const auto whole = product(random_tensor3<To>(m, 2, p, 41), random_tensor3<To>(2, n, p, 42), l);
+    const auto ahat = dist::transform(dist::scatter(comm, whole), l);
+    const auto one_hat = transform(whole, l);
+    const double scale = std::max(1.0, double(frobenius_norm(whole)));
+    const auto check_result = [&](const auto& r, const auto& one) {
+      CHECK(r.kept == one.kept);
+      CHECK(r.tubes() == one.tubes());
+      CHECK(double((r.sigma - one.sigma).cwiseAbs().maxCoeff()) <= rel_tol<To>(m * n * p) * scale);
+      // The singular vectors are unique only up to phase: the product they form is compared.
+      CHECK_PART_CLOSE(dist::reconstruct(r).local(), tubes_of(reconstruct(one), dist::reconstruct(r).tubes(), comm.rank()),
+                       To, m * n * p);
+    };
+    check_result(dist::svd(ahat), svd(one_hat));
+    const std::size_t k = 1;
+    check_result(dist::truncated_svd(ahat, k), truncated_svd(one_hat, k));
+    check_result(dist::energy_truncated_svd(ahat, 0.9), energy_truncated_svd(one_hat, 0.9));
+
+    const auto r = dist::ranks(ahat), one = ranks(one_hat);
+    CHECK(r.multi_rank == one.multi_rank);
+    CHECK(r.tubal_rank == one.tubal_rank);
+    CHECK(r.average_rank == one.average_rank);
+    CHECK(r.tubal_rank == std::min<std::size_t>({m, n, 2}));
+    CHECK(std::abs(r.tolerance - one.tolerance) <= 1e-6 * one.tolerance);
+  });
+}
+
+TEST_CASE("distributed: a non-finite slice on one rank stops every rank's L-SVD and ranks, naming the rank") {
+  const dist::communicator comm;
+  const std::size_t p = 5;
+  const auto a = dist::scatter(comm, random_tensor3<double>(3, 4, p, 51));
+  auto ahat = dist::transform(a, dct{});
+  const dist::block_partition slices(p, comm.size());
+  int owner = 0;
+  while (!(slices.begin(owner) <= p - 1 && p - 1 < slices.end(owner))) ++owner;
+  if (comm.rank() == owner) ahat.local()(0, 0, ahat.local().p() - 1) = std::numeric_limits<double>::quiet_NaN();
+  for (int which = 0; which < 2; ++which) {
+    try {
+      if (which == 0) (void)dist::svd(ahat);
+      else (void)dist::ranks(ahat);
+      FAIL("a NaN was accepted");
+    } catch (const distributed_error& e) {
+      const std::string text = e.what();
+      CHECK(text.find("rank " + std::to_string(owner)) == 0);
+      CHECK(text.find("NaN") != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(dist::truncated_svd(ahat, 4), shape_error);
+  CHECK_THROWS_AS(dist::energy_truncated_svd(ahat, 1.5), shape_error);
+  CHECK_THROWS_AS(dist::svd(dist::scatter(comm, tensor3<double>(0, 3, p)), dct{}), shape_error);
 }
 
 TEST_CASE("distributed: empty tensors pass through every operation") {

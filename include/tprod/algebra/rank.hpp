@@ -45,6 +45,26 @@ double transform_condition(const L& l) {
     return 1.0;
 }
 
+namespace detail {
+/// @brief The three ranks from σ (min(m, n) × stored slices, column k stored slice k's singular values) of an
+/// m×n×p tensor under L: what `ranks` decides, shared with the distributed ranks (which gather σ first).
+template <class R, transform_policy L>
+rank_info ranks_from_singular_values(const Eigen::Matrix<R, Eigen::Dynamic, Eigen::Dynamic>& sigma, std::size_t m,
+                                     std::size_t n, std::size_t p, const L& l, double tol, double epsilon) {
+  rank_info info;
+  info.tolerance = tol < 0 ? default_rank_tolerance(sigma, m, n, epsilon, transform_condition(l)) : tol;
+  std::vector<std::size_t> stored(std::size_t(sigma.cols()));
+  for (std::size_t k = 0; k < stored.size(); ++k)
+    stored[k] = std::size_t((sigma.col(Eigen::Index(k)).array().template cast<double>() > info.tolerance).count());
+  info.multi_rank = to_all_slices(stored, p);
+  info.tubal_rank = *std::max_element(info.multi_rank.begin(), info.multi_rank.end());
+  double sum = 0;
+  for (auto r : info.multi_rank) sum += double(r);
+  info.average_rank = sum / double(p);
+  return info;
+}
+}  // namespace detail
+
 /// @brief Multi-rank, average rank and tubal rank of a tensor given in the transform domain.
 /// @param ahat Â = L(A), the tensor in the transform domain.
 /// @param tol count singular values σ > tol; negative (default): default_rank_tolerance with ε = epsilon and
@@ -54,19 +74,8 @@ double transform_condition(const L& l) {
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 rank_info ranks(const transformed<T, L, E, S>& ahat, double tol = -1,
                 double epsilon = std::numeric_limits<real_t<T>>::epsilon()) {
-  const auto sigma = detail::slice_singular_values(ahat);
-  rank_info info;
-  info.tolerance =
-      tol < 0 ? default_rank_tolerance(sigma, ahat.m(), ahat.n(), epsilon, transform_condition(ahat.transform())) : tol;
-  std::vector<std::size_t> stored(ahat.stored_slices());
-  for (std::size_t k = 0; k < stored.size(); ++k)
-    stored[k] = std::size_t((sigma.col(Eigen::Index(k)).array().template cast<double>() > info.tolerance).count());
-  info.multi_rank = detail::to_all_slices(stored, ahat.p());
-  info.tubal_rank = *std::max_element(info.multi_rank.begin(), info.multi_rank.end());
-  double sum = 0;
-  for (auto r : info.multi_rank) sum += double(r);
-  info.average_rank = sum / double(ahat.p());
-  return info;
+  return detail::ranks_from_singular_values(detail::slice_singular_values(ahat), ahat.m(), ahat.n(), ahat.p(),
+                                            ahat.transform(), tol, epsilon);
 }
 
 /// @brief ranks(L(A), tol, epsilon), computed where A lives.

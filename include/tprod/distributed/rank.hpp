@@ -1,0 +1,49 @@
+#pragma once
+/// @file rank.hpp
+/// @brief Ranks of distributed tensors (paper 000, Def. 9–10): every owned slice's singular values on its rank, one
+/// MPI_Allgatherv of them, then the one-process decision (tolerance, multi-rank, average and tubal rank) on every
+/// rank alike.
+#include <Eigen/SVD>
+#include <limits>
+#include <vector>
+
+#include "tprod/algebra/rank.hpp"
+#include "tprod/distributed/svd.hpp"
+
+namespace tprod::distributed {
+
+/// @brief Collective: the multi-rank, average rank and tubal rank of Â, the same on every rank (and the same as
+/// tprod::ranks of the whole tensor).
+/// @param tol, epsilon as tprod::ranks (the default tolerance uses the largest singular value over all ranks).
+/// @throws shape_error (every rank alike) for an empty dimension; distributed_error on every rank for NaN or Inf.
+template <scalar T, transform_policy L>
+rank_info ranks(const transformed<T, L>& ahat, double tol = -1,
+                double epsilon = std::numeric_limits<real_t<T>>::epsilon()) {
+  tprod::detail::check_nonempty("distributed::ranks", ahat.m(), ahat.n(), ahat.p());
+  using R = real_t<T>;
+  const std::size_t r = std::min(ahat.m(), ahat.n());
+  std::vector<R> local(r * ahat.local().p());
+  detail::factor_owned_slices(ahat, "distributed::ranks", [&] {
+    factor_slices(tprod::detail::system_of<host_space>(), ahat.local().dynamic_view(),
+                  detail::owned_self_conjugate_slices(ahat), [&](std::size_t k, const auto& x) {
+                    const Eigen::BDCSVD<Eigen::Matrix<typename std::decay_t<decltype(x)>::Scalar, Eigen::Dynamic,
+                                                      Eigen::Dynamic>>
+                        svd(x);
+                    if (svd.info() != Eigen::Success)
+                      throw numerical_error("distributed::ranks: the SVD of transform-domain slice " +
+                                            std::to_string(k) + " did not converge");
+                    for (std::size_t i = 0; i < r; ++i) local[i + k * r] = svd.singularValues()(Eigen::Index(i));
+                  });
+  });
+  return tprod::detail::ranks_from_singular_values(detail::gather_slice_columns(ahat.comm(), ahat.slices(), r, local),
+                                                   ahat.m(), ahat.n(), ahat.p(), ahat.transform(), tol, epsilon);
+}
+
+/// @brief Collective: ranks(transform(A, L), tol, epsilon) for A distributed by tubes.
+template <scalar T, transform_policy L>
+rank_info ranks(const tensor3<T>& a, const L& policy, double tol = -1,
+                double epsilon = std::numeric_limits<real_t<T>>::epsilon()) {
+  return ranks(transform(a, policy), tol, epsilon);
+}
+
+}  // namespace tprod::distributed
