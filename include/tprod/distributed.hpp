@@ -7,6 +7,7 @@
 #include "tprod/distributed/identity.hpp"
 #include "tprod/distributed/inverse.hpp"
 #include "tprod/distributed/norms.hpp"
+#include "tprod/distributed/npy.hpp"
 #include "tprod/distributed/partition.hpp"
 #include "tprod/distributed/product.hpp"
 #include "tprod/distributed/rank.hpp"

@@ -3,11 +3,16 @@
 // of the transform domain). Double within 1e-12 of the scale, as docs/distributed.md promises; float within its
 // epsilon times the size. Shapes cover p not divisible by the rank count, ranks that own no tube or no slice, and
 // empty tensors.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <tuple>
 
 #include "tprod/distributed.hpp"
+#include "tprod/io/npy_tensor3.hpp"
 #include "tprod_test.hpp"
 
 namespace {
@@ -238,6 +243,73 @@ TEST_CASE("distributed: a non-finite slice on one rank stops every rank's L-SVD 
   CHECK_THROWS_AS(dist::truncated_svd(ahat, 4), shape_error);
   CHECK_THROWS_AS(dist::energy_truncated_svd(ahat, 1.5), shape_error);
   CHECK_THROWS_AS(dist::svd(dist::scatter(comm, tensor3<double>(0, 3, p)), dct{}), shape_error);
+}
+
+namespace {
+/// A scratch folder shared by the ranks (named after rank 0's process id), removed by rank 0 at the end.
+struct shared_scratch {
+  const dist::communicator& comm;
+  std::filesystem::path dir;
+  explicit shared_scratch(const dist::communicator& c) : comm(c) {
+    long long id = comm.rank() == 0 ? (long long)::getpid() : 0;
+    MPI_Bcast(&id, 1, MPI_LONG_LONG, 0, comm.get());
+    dir = std::filesystem::temp_directory_path() / ("tprod-mpi-npy-" + std::to_string(id));
+    if (comm.rank() == 0) std::filesystem::create_directories(dir);
+    MPI_Barrier(comm.get());
+  }
+  ~shared_scratch() {
+    MPI_Barrier(comm.get());
+    if (comm.rank() == 0) std::filesystem::remove_all(dir);
+  }
+};
+}  // namespace
+
+TEST_CASE_TEMPLATE("distributed: .npy files are read and written by every rank at its tubes' offsets", T, float,
+                   std::complex<double>) {
+  const dist::communicator comm;
+  const shared_scratch scratch(comm);
+  for (const auto& [m, n, p] : shapes) {
+    INFO("m = ", m, ", n = ", n, ", p = ", p);
+    const auto whole = random_tensor3<T>(m, n, p, 61);
+    const auto file = scratch.dir / "a.npy";
+    // Written by every rank, read back by one process.
+    dist::write_tensor3(dist::scatter(comm, whole), file);
+    if (comm.rank() == 0) CHECK(test::max_diff(io::read_tensor3<T>(file), whole) == 0.0);
+    // Written by one process in Fortran order, read by every rank.
+    if (comm.rank() == 0) io::write_npy(scratch.dir / "f.npy", whole);
+    MPI_Barrier(comm.get());
+    const auto a = dist::read_tensor3<T>(comm, scratch.dir / "f.npy");
+    CHECK(a.m() == m);
+    CHECK(a.p() == p);
+    CHECK(test::max_diff(a.local(), tubes_of(whole, a.tubes(), comm.rank())) == 0.0);
+    // A C-order file (numpy's default): the header says so and the tubes are contiguous.
+    if (comm.rank() == 0) {
+      std::string header = io::npy_header_bytes(io::dtype_of<T>, {m, n, p});
+      header.replace(header.find("True"), 4, "False");
+      header.erase(header.find(", }") + 3, 1);  // one space less keeps the length
+      std::vector<T> c_order;
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          for (std::size_t k = 0; k < p; ++k) c_order.push_back(whole(i, j, k));
+      std::ofstream(scratch.dir / "c.npy", std::ios::binary)
+          .write(header.data(), std::streamsize(header.size()))
+          .write(reinterpret_cast<const char*>(c_order.data()), std::streamsize(c_order.size() * sizeof(T)));
+    }
+    MPI_Barrier(comm.get());
+    const auto c = dist::read_tensor3<T>(comm, scratch.dir / "c.npy");
+    CHECK(test::max_diff(c.local(), tubes_of(whole, c.tubes(), comm.rank())) == 0.0);
+  }
+  // Errors stop every rank: a missing file, another dtype, a folder as the target (left as it was).
+  CHECK_THROWS_WITH_AS(dist::read_tensor3<T>(comm, scratch.dir / "missing.npy"), doctest::Contains("missing.npy"),
+                       distributed_error);
+  if (comm.rank() == 0) io::write_npy(scratch.dir / "d.npy", random_tensor3<double>(2, 2, 2, 1));
+  MPI_Barrier(comm.get());
+  CHECK_THROWS_WITH_AS(dist::read_tensor3<T>(comm, scratch.dir / "d.npy"), doctest::Contains("float64"),
+                       distributed_error);
+  CHECK_THROWS_WITH_AS(dist::write_tensor3(dist::scatter(comm, tensor3<T>(2, 2, 2)), scratch.dir),
+                       doctest::Contains("rank 0"), distributed_error);
+  MPI_Barrier(comm.get());
+  if (comm.rank() == 0) CHECK(std::filesystem::is_directory(scratch.dir));
 }
 
 TEST_CASE("distributed: empty tensors pass through every operation") {

@@ -82,6 +82,9 @@ class atomic_file {
   ~atomic_file() { discard(); }
 
   const std::filesystem::path& target() const { return target_; }
+  /// @brief The temporary file the bytes go to until commit() (for writers that fill it through other file
+  /// descriptors, e.g. the ranks of a distributed write); empty once committed or discarded.
+  const std::filesystem::path& temporary() const { return temp_; }
 
   /// @brief Appends `size` bytes. @throws io_error (disk full, I/O error) naming the target.
   void write(const void* data, std::size_t size) {

@@ -412,6 +412,7 @@ class npy_reader {
       if (const int flags = ::fcntl(src_.fd, F_GETFL); flags >= 0) ::fcntl(src_.fd, F_SETFL, flags & ~O_NONBLOCK);
       src_.size = std::size_t(st.st_size);
       header_ = detail::read_npy_header(src_, src_.name);
+      data_offset_ = src_.pos;
     } catch (...) {
       ::close(src_.fd);
       throw;
@@ -435,10 +436,34 @@ class npy_reader {
   /// @brief Reads the whole array.
   npy_array read() { return detail::read_npy_array(src_, header_); }
 
+  /// @brief Reads `count` elements from element `first` on, in the file's storage order (header().fortran_order),
+  /// wherever the file position is: for a reader of a part of the array (a distributed read).
+  /// @throws io_error naming the file for another dtype, a range beyond the data, or a read error.
+  template <scalar T> void read_elements(T* dst, std::size_t first, std::size_t count) {
+    if (header_.dtype != dtype_of<T>)
+      detail::npy_fail(src_.name, "holds " + std::string(dtype_name(header_.dtype)) + ", not " +
+                                      std::string(dtype_name(dtype_of<T>)));
+    if (first > header_.size() || count > header_.size() - first)
+      detail::npy_fail(src_.name, "elements " + std::to_string(first) + ".." + std::to_string(first + count) +
+                                      " are beyond its " + std::to_string(header_.size()));
+    char* p = reinterpret_cast<char*>(dst);
+    std::size_t left = count * sizeof(T), at = data_offset_ + first * sizeof(T);
+    while (left > 0) {
+      const ssize_t got = ::pread(src_.fd, p, std::min<std::size_t>(left, std::size_t(1) << 30), off_t(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) detail::npy_fail(src_.name, "read error: " + detail::errno_text(errno));
+      if (got == 0) detail::npy_fail(src_.name, "the file shrank while it was being read");
+      p += got;
+      at += std::size_t(got);
+      left -= std::size_t(got);
+    }
+  }
+
  private:
   std::filesystem::path path_;
   detail::npy_file_source src_;
   npy_header header_;
+  std::size_t data_offset_ = 0;  // bytes before the first data byte
 };
 
 /// @brief Reads a .npy file. @throws io_error whose message starts with the file name.
