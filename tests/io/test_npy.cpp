@@ -332,3 +332,20 @@ TEST_CASE("npy: dtype conversions are lossless or refused") {
   write_npy(dir / "d.npy", random_tensor3<double>(2, 2, 2, 3));
   CHECK_THROWS_AS(read_tensor3<float>(dir / "d.npy"), io_error);
 }
+
+TEST_CASE("npy: read_elements reads a range of the data in the file's order, and refuses what is not there") {
+  scratch_dir dir;
+  const auto path = dir.path / "a.npy";
+  const auto a = tprod::random_tensor3<double>(3, 4, 5, 9);
+  tprod::io::write_npy(path, a);
+  tprod::io::npy_reader reader(path);
+  std::vector<double> part(7);
+  reader.read_elements(part.data(), 20, 7);  // elements 20..26 in Fortran order: slice 1, from (8, …)
+  for (std::size_t i = 0; i < part.size(); ++i) CHECK(part[i] == a.data()[20 + i]);
+  reader.read_elements(part.data(), 0, 1);  // the position does not matter: any order of ranges
+  CHECK(part[0] == a.data()[0]);
+  CHECK_THROWS_WITH_AS(reader.read_elements(part.data(), 55, 7), doctest::Contains("beyond its 60"),
+                       tprod::io_error);
+  std::vector<float> wrong(1);
+  CHECK_THROWS_WITH_AS(reader.read_elements(wrong.data(), 0, 1), doctest::Contains("not float32"), tprod::io_error);
+}
