@@ -1,0 +1,129 @@
+// bench_mpi: the distributed L-product and its parts at P ranks, each case timed as the slowest rank's time
+// (manual time, MPI_MAX over the ranks), so every rank sees the same time and Google Benchmark makes the same
+// iteration decisions on every rank (no rank waits in a collective another never enters).
+//
+// Cases, for an S×S×p double tensor under the DCT (S = 1024, p = 16 by default, the size):
+//   mpi/product           A *_L B, distributed by tubes (two forward transforms, facewise, one inverse)
+//   mpi/transform         L(A): local tube transforms + the all-to-all, tubes → slices
+//   mpi/local_transform   the local tube transforms alone (tprod::transform of this rank's tubes)
+//   mpi/alltoall          the all-to-all alone (the exchange of transform, on the same blocks)
+//   mpi/facewise          Â·B̂ on the owned slices (no communication)
+// Counters: bytes each rank sends in the all-to-all and their rate.
+//
+//   mpirun -np 2 build/bench/mpi/bench_mpi --benchmark_filter=s1024
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <chrono>
+
+#include "tprod/core/random.hpp"
+#include "tprod/distributed.hpp"
+#include "tprod/transform/dct.hpp"
+
+namespace {
+
+namespace dist = tprod::distributed;
+using clock_type = std::chrono::steady_clock;
+
+/// Runs f once per iteration and reports the slowest rank's seconds.
+template <class F>
+void timed(benchmark::State& state, const dist::communicator& comm, F&& f) {
+  for (auto _ : state) {
+    MPI_Barrier(comm.get());
+    const auto t0 = clock_type::now();
+    f();
+    double mine = std::chrono::duration<double>(clock_type::now() - t0).count(), slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm.get());
+    state.SetIterationTime(slowest);
+  }
+}
+
+struct operands {
+  dist::communicator comm;
+  dist::tensor3<double> a, b;
+  operands(std::size_t s, std::size_t p)
+      : comm(MPI_COMM_WORLD),
+        a(dist::scatter(comm, comm.rank() == 0 ? tprod::random_tensor3<double>(s, s, p, 1) : tprod::tensor3<double>())),
+        b(dist::scatter(comm, comm.rank() == 0 ? tprod::random_tensor3<double>(s, s, p, 2) : tprod::tensor3<double>())) {}
+};
+
+void product(benchmark::State& state, std::size_t s, std::size_t p) {
+  const operands o(s, p);
+  timed(state, o.comm, [&] { benchmark::DoNotOptimize(dist::product(o.a, o.b, tprod::dct{}).local().data()); });
+  state.counters["ranks"] = o.comm.size();
+}
+
+void transform(benchmark::State& state, std::size_t s, std::size_t p) {
+  const operands o(s, p);
+  timed(state, o.comm, [&] { benchmark::DoNotOptimize(dist::transform(o.a, tprod::dct{}).local().data()); });
+}
+
+void local_transform(benchmark::State& state, std::size_t s, std::size_t p) {
+  const operands o(s, p);
+  timed(state, o.comm, [&] { benchmark::DoNotOptimize(tprod::transform(o.a.local(), tprod::dct{}).data().data()); });
+}
+
+void alltoall(benchmark::State& state, std::size_t s, std::size_t p) {
+  const operands o(s, p);
+  const auto local_hat = tprod::transform(o.a.local(), tprod::dct{});
+  dist::transformed<double, tprod::dct> out(o.comm, s, s, p, tprod::dct{}, tprod::uninitialized);
+  const int rank = o.comm.rank();
+  const auto sends = dist::detail::tube_layout_blocks(o.a.tubes(), out.slices(), rank);
+  const auto recvs = dist::detail::slice_layout_blocks(o.a.tubes(), out.slices(), rank);
+  timed(state, o.comm, [&] {
+    dist::detail::exchange(o.comm, local_hat.data().data(), sends, out.local().data(), recvs);
+  });
+  // What this rank sends to the others (its own block stays).
+  const double sent = double(o.a.tubes().size(rank)) * double(p - out.slices().size(rank)) * sizeof(double);
+  state.counters["sent_bytes"] = sent;
+  state.counters["sent_rate"] = benchmark::Counter(sent, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void facewise(benchmark::State& state, std::size_t s, std::size_t p) {
+  const operands o(s, p);
+  const auto ahat = dist::transform(o.a, tprod::dct{}), bhat = dist::transform(o.b, tprod::dct{});
+  timed(state, o.comm, [&] { benchmark::DoNotOptimize((ahat * bhat).local().data()); });
+}
+
+void register_cases(const char* size_name, std::size_t s, std::size_t p) {
+  const std::string suffix = std::string("/") + size_name;
+  const auto add = [&](const char* name, void (*f)(benchmark::State&, std::size_t, std::size_t)) {
+    benchmark::RegisterBenchmark((std::string("mpi/") + name + suffix).c_str(),
+                                 [f, s, p](benchmark::State& st) { f(st, s, p); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  };
+  add("product", product);
+  add("transform", transform);
+  add("local_transform", local_transform);
+  add("alltoall", alltoall);
+  add("facewise", facewise);
+}
+
+/// The other ranks run the same cases silently.
+class silent_reporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  register_cases("s1024_p16", 1024, 16);
+  register_cases("s512_p16", 512, 16);
+  register_cases("smoke", 32, 4);
+  benchmark::Initialize(&argc, argv);
+  if (rank == 0) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    silent_reporter quiet;
+    benchmark::RunSpecifiedBenchmarks(&quiet);
+  }
+  benchmark::Shutdown();
+  MPI_Finalize();
+  return 0;
+}
