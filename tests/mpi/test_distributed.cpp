@@ -13,6 +13,9 @@
 
 #include "tprod/distributed.hpp"
 #include "tprod/io/npy_tensor3.hpp"
+#include "tprod/distributed/data_parallel.hpp"
+#include "tprod/nn/model.hpp"
+#include "../nn/model_test_util.hpp"
 #include "tprod_test.hpp"
 
 namespace {
@@ -310,6 +313,61 @@ TEST_CASE_TEMPLATE("distributed: .npy files are read and written by every rank a
                        doctest::Contains("rank 0"), distributed_error);
   MPI_Barrier(comm.get());
   if (comm.rank() == 0) CHECK(std::filesystem::is_directory(scratch.dir));
+}
+
+TEST_CASE("distributed: a data-parallel training step equals the one-process step on the whole batch") {
+  const dist::communicator comm;
+  // The text classifier of the nn tests (dropout 0) on B = 5 sequences of T = 4 tokens, 3 classes.
+  auto c = nn_test::small_text_config();
+  const std::size_t batch = 5, steps = 4;
+  nn::batch whole{batch, {}, {4, 2, 3, 4, 1}, nn::phase::train};
+  for (std::size_t i = 0; i < batch * steps; ++i) whole.tokens.push_back((i * 7 + 3) % 11);
+  const std::vector<std::size_t> labels{0, 2, 1, 2, 0};
+
+  auto one = nn::make_text_classifier<double>(c, dct{});
+  auto one_params = nn::parameters<double>(one);
+  nn::adamw<double> one_opt;
+  c.seed = 100 + std::uint64_t(comm.rank());  // different initial values on every rank …
+  auto model = nn::make_text_classifier<double>(c, dct{});
+  auto params = nn::parameters<double>(model);
+  dist::broadcast_parameters(comm, params);  // … made equal to rank 0's
+  if (comm.rank() == 0)
+    for (std::size_t i = 0; i < params.size(); ++i) *params.values.tensors[i] = *one_params.values.tensors[i];
+  dist::broadcast_parameters(comm, params);
+  nn::adamw<double> opt;
+  // This rank's share: sequences b with b % P == rank (none for some ranks when P > B).
+  nn::batch mine{0, {}, {}, nn::phase::train};
+  std::vector<std::size_t> my_labels;
+  for (std::size_t b = std::size_t(comm.rank()); b < batch; b += std::size_t(comm.size())) {
+    ++mine.size;
+    mine.tokens.insert(mine.tokens.end(), whole.tokens.begin() + std::ptrdiff_t(b * steps),
+                       whole.tokens.begin() + std::ptrdiff_t(b * steps + steps));
+    mine.lengths.push_back(whole.lengths[b]);
+    my_labels.push_back(labels[b]);
+  }
+  for (int step = 0; step < 3; ++step) {
+    one_params.zero_grad();
+    nn::classification_step(one, tensor3<double>(), whole, labels);
+    nn::step(one_opt, one_params);
+    params.zero_grad();
+    if (mine.size > 0) nn::classification_step(model, tensor3<double>(), mine, my_labels);
+    dist::average_gradients(comm, params, double(mine.size));
+    nn::step(opt, params);
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    CAPTURE(params.values.names[i]);
+    CHECK(test::max_diff(*params.values.tensors[i], *one_params.values.tensors[i]) <=
+          1e-12 * (1 + test::max_abs(*one_params.values.tensors[i])));
+  }
+  // Models of different sizes are refused on every rank.
+  auto other = c;
+  other.width = comm.rank() == 0 ? 8 : 16;
+  other.heads = 2;
+  other.hidden = other.width;
+  auto odd = nn::make_text_classifier<double>(other, dct{});
+  auto odd_params = nn::parameters<double>(odd);
+  if (comm.size() > 1) CHECK_THROWS_WITH_AS(dist::average_gradients(comm, odd_params), doctest::Contains("differ"),
+                                            distributed_error);
 }
 
 TEST_CASE("distributed: empty tensors pass through every operation") {
