@@ -14,7 +14,9 @@ namespace tprod::distributed {
 
 /// @brief Collective: the multi-rank, average rank and tubal rank of Â, the same on every rank (and the same as
 /// tprod::ranks of the whole tensor).
-/// @param tol, epsilon as tprod::ranks (the default tolerance uses the largest singular value over all ranks).
+/// @param ahat Â, distributed by slices.
+/// @param tol as tprod::ranks (the default tolerance uses the largest singular value over all ranks).
+/// @param epsilon as tprod::ranks.
 /// @throws shape_error (every rank alike) for an empty dimension; distributed_error on every rank for NaN or Inf.
 template <scalar T, transform_policy L>
 rank_info ranks(const transformed<T, L>& ahat, double tol = -1,
