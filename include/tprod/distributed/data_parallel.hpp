@@ -13,7 +13,8 @@
 ///
 /// With each rank's gradient the mean over its b_r examples, the weighted average Σ_r b_r·g_r / Σ_r b_r is the
 /// gradient of the mean loss over the whole batch: the one-process step, whatever the shares (a rank may have none).
-/// Communication per step: one MPI_Allreduce of all gradients packed in one buffer (8 or 4 bytes per parameter).
+/// Communication per step: one MPI_Allreduce of all gradients packed in one buffer of doubles (8 bytes per parameter,
+/// whatever T: the weighted sum is formed in double).
 #include <string>
 #include <vector>
 
