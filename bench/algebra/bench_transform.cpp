@@ -36,8 +36,8 @@ void copy_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
 }
 
-/// The DCT as one (m·n)×p by p×p GEMM with Φᵀ, without the even/odd split the GEMM path now takes: the split's
-/// baseline.
+/// The DCT as one (m·n)×p by p×p product with Φᵀ (the dense tube kernel for p ≤ 64), without the even/odd split
+/// the DCT path takes: the split's baseline.
 void dct_full_gemm(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p, std::size_t threads) {
   const auto a = tprod::random_tensor3<float>(m, n, p, 1);
   tprod::tensor3<float> out(m, n, p, tprod::uninitialized);

@@ -250,3 +250,65 @@ TEST_CASE_TEMPLATE("nn slice GEMMs by slices and column panels agree with plain 
     }
   }
 }
+
+TEST_CASE_TEMPLATE("tube kernel: the split DCT and OUT = IN·Mt equal Eigen's products for p ≤ 64, tile and panel", R,
+                   float, double) {
+  using backend::cpu::tube_dct;
+  using backend::cpu::tube_multiply;
+  using map = Eigen::Map<const detail::dense_matrix<R>>;
+  // |got − want| ≤ tol<R>(n)·max(1, max |want|), entrywise.
+  const auto close = [](const tensor3<R>& got, const detail::dense_matrix<double>& want, std::size_t n) {
+    const auto g = map(got.data(), want.rows(), want.cols()).template cast<double>();
+    const double diff = (g - want).cwiseAbs().maxCoeff(), bound = tol<R>(n) * std::max(1.0, want.cwiseAbs().maxCoeff());
+    CHECK_MESSAGE(diff <= bound, "max |difference| ", diff, " > ", bound);
+  };
+  // Rows: one partial tile, one tile and one row, several panels with a partial last one (tests run at -O0: few).
+  constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
+  for (std::size_t rows : {std::size_t(1), V + 1, std::size_t(1031)}) {
+    for (std::size_t p : {2, 3, 8, 16, 24, 64}) {  // 16 and up: the DCT splits once or more
+      CAPTURE(rows);
+      CAPTURE(p);
+      const auto x = random_tensor3<R>(rows, 1, p, 7 * p + rows);
+      const auto xm = map(x.data(), Eigen::Index(rows), Eigen::Index(p)).template cast<double>().eval();
+      const detail::dense_matrix<double> expected = xm * dct::matrix(p).transpose();  // Y = X·Φᵀ
+      const std::size_t threads = rows > V + 1 ? 2 : 1;
+      tensor3<R> y(rows, 1, p), back(rows, 1, p);
+      tube_dct<R>(x.data(), y.data(), rows, p, true, threads);
+      close(y, expected, 2 * p);
+      tube_dct<R>(y.data(), back.data(), rows, p, false, threads);
+      TPROD_CHECK_CLOSE(back, x, R, 4 * p);
+      auto in_place = x;  // in == out
+      tube_dct<R>(in_place.data(), in_place.data(), rows, p, true, threads);
+      CHECK(max_diff(in_place, y) == 0.0);
+      // OUT = IN·Mt with q ≠ p outputs (a rectangular factor), and in place with q = p.
+      for (std::size_t q : {p, std::min<std::size_t>(64, p + 3)}) {
+        const detail::dense_matrix<R> mt = detail::dense_matrix<double>::Random(Eigen::Index(p), Eigen::Index(q)).cast<R>();
+        tensor3<R> out(rows, 1, q);
+        tube_multiply<R>(x.data(), p, mt, out.data(), rows, threads);
+        const detail::dense_matrix<double> ref = xm * mt.template cast<double>();
+        close(out, ref, 2 * p);
+        if (q == p) {
+          auto io = x;
+          tube_multiply<R>(io.data(), p, mt, io.data(), rows, threads);
+          CHECK(max_diff(io, out) == 0.0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("tube kernel through the public transforms: many tubes, complex data, short and long p", T,
+                   TPROD_TEST_SCALARS) {
+  // 23·19 = 437 tubes: full panels and a partial one, on the kernel's path for p ≤ 64 and Eigen's above.
+  for (std::size_t p : {16, 64, 66}) {
+    CAPTURE(p);
+    const auto a = random_tensor3<T>(23, 19, p, p);
+    const execution gemm{transform_path::gemm, 2};
+    const detail::dense_matrix<double> phi = dct::matrix(p), general = phi + phi.transpose() * 0.5;
+    const matrix_transform l(general);
+    TPROD_CHECK_CLOSE(transform(gemm, a, l).data(), reference_mode3(to_cd(a), reference_z(l, p)), T, 4 * p);
+    const auto ah = transform(gemm, a, dct{});
+    TPROD_CHECK_CLOSE(ah.data(), reference_mode3(to_cd(a), reference_z(dct{}, p)), T, 4 * p);
+    TPROD_CHECK_CLOSE(inverse_transform(gemm, ah), a, T, 4 * p);
+  }
+}

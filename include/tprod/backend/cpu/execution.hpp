@@ -31,7 +31,7 @@ namespace tprod {
 
 enum class transform_path {
   automatic,  ///< the faster of FFTW (when built with it) and the GEMM, measured on this machine at first use
-  gemm,       ///< always the GEMM with the cached matrix
+  gemm,       ///< always the cached matrix: tprod's tube kernel for tubes up to 64 long, Eigen's GEMM beyond
   fftw        ///< always FFTW (throws tprod::shape_error if tprod was built without it)
 };
 

@@ -1,8 +1,8 @@
 #pragma once
 /// @file transform.hpp
 /// @brief The CPU execution of a transform policy along the tubes: Â = A ×₃ Z and A = Â ×₃ Z⁻¹, either as
-/// GEMMs with the policy's cached matrices or, for the DFT and the DCT-II, with FFTW; on the execution's
-/// threads (blocks of rows of the (m·n)×p tensor).
+/// products with the policy's cached matrices (the tube kernel for p ≤ 64, with a split DCT; Eigen's GEMM above)
+/// or, for the DFT and the DCT-II, with FFTW; on the execution's threads (blocks of rows of the (m·n)×p tensor).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -213,9 +213,13 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
   use_fftw<T>(l, p, tubes, ex);  // refuses transform_path::fftw
 #endif
   if constexpr (L::algorithm == tube_algorithm::dct2) {
+    using R = real_t<T>;
+    const std::size_t rows = in.m() * in.n() * (is_complex_v<T> ? 2 : 1);
+    if constexpr (tube_kernel::supported<R>)
+      if (p >= 2 && p <= tube_kernel_max_tubes)
+          return tube_dct<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p, forward,
+                           threads);
     if (use_dct_split(p)) {
-      using R = real_t<T>;
-      const std::size_t rows = in.m() * in.n() * (is_complex_v<T> ? 2 : 1);
       return dct_even_odd<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p,
                              *l.template forward_factor<T>(p), forward, threads);
     }

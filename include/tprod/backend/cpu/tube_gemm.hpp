@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/backend/cpu/tube_kernel.hpp"
 #include "tprod/core/detail/buffer.hpp"
 #include "tprod/core/detail/dense_matrix.hpp"
 #include "tprod/core/tensor3_view.hpp"
@@ -54,6 +55,9 @@ auto rows_map(S* data, Eigen::Index r, Eigen::Index n, Eigen::Index cols, Eigen:
 /// IN and OUT may be the same memory when they have the same scalar and p = q (an in-place transform): each
 /// block of rows is then copied to a buffer of at most tube_gemm_block_elements first, so the extra memory is
 /// that buffer per thread, not a second tensor.
+///
+/// A real Mt with p, q ≤ tube_kernel_max_tubes acting on data of its own real type (real tensors, or complex ones
+/// as real tensors with twice the rows) runs on the tube kernel (tube_kernel.hpp) instead of Eigen's GEMM.
 template <class TIn, class S, class TOut>
 void apply_along_tubes(tensor3_view<const TIn> in, const dense_matrix<S>& Mt, tensor3_view<TOut> out,
                        std::size_t threads) {
@@ -71,6 +75,13 @@ void apply_along_tubes(tensor3_view<const TIn> in, const dense_matrix<S>& Mt, te
   }
   const bool in_place = static_cast<const void*>(in.data()) == static_cast<const void*>(out.data());
   if (rows == 0) return;
+  if constexpr ((std::is_same_v<TIn, TOut> && std::is_same_v<S, TIn>) || as_real) {
+    if constexpr (tube_kernel::supported<S>) {
+      if (std::size_t(p) <= tube_kernel_max_tubes && std::size_t(q) <= tube_kernel_max_tubes)
+        return tube_multiply<S>(reinterpret_cast<const S*>(in.data()), std::size_t(p), Mt, reinterpret_cast<S*>(out.data()),
+                                std::size_t(rows), threads);
+    }
+  }
   parallel_ranges(std::size_t(rows), threads, block, [&](std::size_t begin, std::size_t end) {
     // The block, when in place, is copied into tprod's recycled memory: a matrix allocated and freed per call
     // can make glibc shrink and regrow its heap on every call (see detail::buffer).

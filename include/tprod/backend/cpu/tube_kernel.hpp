@@ -1,0 +1,252 @@
+#pragma once
+/// @file tube_kernel.hpp
+/// @brief Short-tube transforms at memory speed: OUT = IN · Mt for tubes of length p ≤ tube_kernel_max_tubes, and
+/// the orthonormal DCT-II and its inverse by a recursive even/odd split, both in tiles of tube_tile rows that are
+/// read once and written once.
+///
+/// Why not Eigen's GEMM: on a (m·n)×p by p×q product with p ≤ 64 Eigen packs both operands and its kernel is tuned
+/// for long inner dimensions; it ran at a third of the machine's FMA rate and 3.4× a copy of the same bytes
+/// (docs/performance.md). Here a tile of 2 SIMD packets of rows (32 floats or 16 doubles with AVX-512) is held in
+/// L1, each output column accumulates in registers over the p inputs (the factor's entries broadcast), and the
+/// tiles are the units of the threads. Vectorised across tubes with Eigen's packets, so it follows the -march
+/// the user compiles with; no intrinsics.
+///
+/// The DCT-II of length n (unnormalized, X_k = Σ_t x_t·cos(π(2t+1)k/(2n))) splits, for n even and h = n/2, as
+///   u_t = x_t + x_{n−1−t},  v_t = x_t − x_{n−1−t}   (t < h),
+///   X_{2k} = DCT-II_h(u)_k,  X_{2k+1} = Σ_t v_t·cos(π(2t+1)(2k+1)/(2n))   (a dense h×h DCT-IV),
+/// applied again to the even half while it is long enough to fill the registers (n ≥ 2·outputs), after which a
+/// dense DCT-II finishes. The orthonormal scales (√(1/p) for output 0, √(2/p) for the others) are folded into the
+/// dense factors. At p = 64 that is 1408 multiply-adds per tube against 4096 for Φ and 2048 for one split; every
+/// output is still a short sum of products of the inputs with cosines (no recurrences), so the rounding is that of
+/// the dense product.
+/// The inverse (Φ⁻¹ = Φᵀ) runs the same steps transposed and in reverse order.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <numbers>
+#include <vector>
+
+#include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/core/detail/dense_matrix.hpp"
+#include "tprod/transform/detail/matrix_cache.hpp"
+
+namespace tprod::backend::cpu {
+
+/// @brief The longest tubes (and the most outputs) the tube kernel takes: its p×q factor and a tile's inputs and
+/// outputs then stay in L1/L2 (64×64 doubles = 32 KiB); longer tubes go to Eigen's GEMM or FFTW.
+inline constexpr std::size_t tube_kernel_max_tubes = 64;
+
+namespace tube_kernel {
+
+/// Whether the kernel applies to the real scalar R (Eigen vectorises it).
+template <class R>
+inline constexpr bool supported = Eigen::internal::packet_traits<R>::Vectorizable &&
+                                  (std::is_same_v<R, float> || std::is_same_v<R, double>);
+
+template <class R>
+using packet = typename Eigen::internal::packet_traits<R>::type;
+/// Elements of R per SIMD packet.
+template <class R>
+inline constexpr int width = Eigen::internal::unpacket_traits<packet<R>>::size;
+/// Rows per tile: two packets, so that a tile of `outputs` columns fills about half the vector registers.
+template <class R>
+inline constexpr int tile_rows = 2 * width<R>;
+/// Output columns accumulated at once: 8 × 2 packets of accumulators on 32-register machines (AVX-512), 4 on 16.
+inline constexpr int outputs = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 8 : 4;
+
+/// A tile of columns: `tile_rows` rows each, column j at data + j·ld (ld a multiple of tile_rows for local tiles,
+/// the tensor's row count for the tensor itself).
+template <class R>
+struct columns {
+  R* data;
+  std::ptrdiff_t ld;
+  R* col(std::ptrdiff_t j) const { return data + j * ld; }
+};
+
+/// dst column k·`every` (k < q) = Σ_{t<n} m[t + k·n]·src column t·`step`, for K columns at a time in registers.
+template <int K, class R>
+EIGEN_ALWAYS_INLINE void accumulate(columns<const R> src, int n, const R* m, int k0, columns<R> dst) {
+  using namespace Eigen::internal;
+  using P = packet<R>;
+  constexpr int W = width<R>;
+  // The accumulators must live in registers: the unroll pragmas make that so at -O1 and -O2 too (without them,
+  // -O2 kept them on the stack and ran at half the speed of -O3).
+  P acc[K][2];
+#pragma GCC unroll 16
+  for (int k = 0; k < K; ++k) acc[k][0] = acc[k][1] = pset1<P>(R(0));
+  for (int t = 0; t < n; ++t) {
+    const R* x = src.col(t);
+    const P x0 = ploadu<P>(x), x1 = ploadu<P>(x + W);
+#pragma GCC unroll 16
+    for (int k = 0; k < K; ++k) {
+      const P c = pset1<P>(m[t + (k0 + k) * n]);
+      acc[k][0] = pmadd(c, x0, acc[k][0]);
+      acc[k][1] = pmadd(c, x1, acc[k][1]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int k = 0; k < K; ++k) {
+    pstoreu(dst.col(k0 + k), acc[k][0]);
+    pstoreu(dst.col(k0 + k) + W, acc[k][1]);
+  }
+}
+
+/// dst columns k < q = Σ_{t<n} m(t, k)·src column t, with m an n×q column-major factor.
+template <class R>
+void multiply(columns<const R> src, int n, const R* m, int q, columns<R> dst) {
+  int k = 0;
+  for (; k + outputs <= q; k += outputs) accumulate<outputs>(src, n, m, k, dst);
+  if constexpr (outputs > 4)
+    if (k + 4 <= q) accumulate<4>(src, n, m, k, dst), k += 4;
+  if (k + 2 <= q) accumulate<2>(src, n, m, k, dst), k += 2;
+  if (k < q) accumulate<1>(src, n, m, k, dst);
+}
+
+/// The butterfly of one tile column pair: sum = a + b, difference = a − b.
+template <class R>
+EIGEN_ALWAYS_INLINE void sum_and_difference(const R* a, const R* b, R* sum, R* difference) {
+  using namespace Eigen::internal;
+  using P = packet<R>;
+  for (int w = 0; w < tile_rows<R>; w += width<R>) {
+    const P x = ploadu<P>(a + w), y = ploadu<P>(b + w);
+    pstoreu(sum + w, padd(x, y));
+    pstoreu(difference + w, psub(x, y));
+  }
+}
+
+/// The factors of the split DCT of length p, in one cached vector: for each even length n = p, p/2, … the h×h
+/// DCT-IV factor of the odd outputs (forward form, then transposed), then the dense DCT-II of the odd length that
+/// remains (forward, then transposed), every one scaled for orthonormal outputs.
+template <class R>
+class dct_plan {
+ public:
+  explicit dct_plan(int p)
+      : factors_(tprod::detail::cached_matrix<R>("tube-kernel-dct", std::size_t(p), [p] { return build(p); })) {}
+
+  /// Out column k·stride of the unnormalized-then-scaled DCT-II of the n columns of x.
+  void forward(columns<const R> x, int n, int stride, const R* f, R* scratch, columns<R> out) const {
+    if (!splits(n)) {  // the dense DCT-II of what remains
+      multiply<R>(x, n, f, n, {out.data, out.ld * stride});
+      return;
+    }
+    constexpr int V = tile_rows<R>;
+    const int h = n / 2;
+    columns<R> u{scratch, V}, v{scratch + h * V, V};
+    for (int t = 0; t < h; ++t) sum_and_difference(x.col(t), x.col(n - 1 - t), u.col(t), v.col(t));
+    multiply<R>(as_const(v), h, f, h, {out.data + out.ld * stride, out.ld * 2 * stride});
+    forward(as_const(u), h, 2 * stride, f + 2 * h * h, scratch + 2 * h * V, out);
+  }
+
+  /// The n columns x of the inverse, from the columns k·stride of y.
+  void inverse(columns<const R> y, int n, int stride, const R* f, R* scratch, columns<R> x) const {
+    if (!splits(n)) {
+      multiply<R>({y.data, y.ld * stride}, n, f + n * n, n, x);
+      return;
+    }
+    constexpr int V = tile_rows<R>;
+    const int h = n / 2;
+    columns<R> a{scratch, V}, b{scratch + h * V, V};
+    multiply<R>({y.data + y.ld * stride, y.ld * 2 * stride}, h, f + h * h, h, b);
+    inverse(y, h, 2 * stride, f + 2 * h * h, scratch + 2 * h * V, a);
+    for (int t = 0; t < h; ++t) sum_and_difference(a.col(t), b.col(t), x.col(t), x.col(n - 1 - t));
+  }
+
+  const R* factors() const { return factors_->data(); }
+
+ private:
+  static columns<const R> as_const(columns<R> c) { return {c.data, c.ld}; }
+  /// Whether length n splits once more: below 2·outputs the halves' tiles hold too few columns in registers
+  /// for the split's extra pass to pay (measured: splitting down to length 1 was slower at p = 16 than
+  /// stopping at 8).
+  static constexpr bool splits(int n) { return n % 2 == 0 && n >= 2 * outputs; }
+
+  static tprod::detail::dense_matrix<R> build(int p) {
+    const double s_first = std::sqrt(1.0 / p), s_rest = std::sqrt(2.0 / p);
+    std::vector<double> all;
+    auto append = [&](int n_in, int n_out, auto coefficient) {  // forward m[t + k·n_in], then its transpose
+      for (int k = 0; k < n_out; ++k)
+        for (int t = 0; t < n_in; ++t) all.push_back(coefficient(t, k));
+      for (int t = 0; t < n_in; ++t)
+        for (int k = 0; k < n_out; ++k) all.push_back(coefficient(t, k));
+    };
+    int n = p;
+    for (; splits(n); n /= 2)
+      append(n / 2, n / 2, [&](int t, int k) {
+        return s_rest * std::cos(std::numbers::pi * double((2 * t + 1) * (2 * k + 1)) / double(2 * n));
+      });
+    append(n, n, [&](int t, int k) {
+      return (k == 0 ? s_first : s_rest) * std::cos(std::numbers::pi * double((2 * t + 1) * k) / double(2 * n));
+    });
+    tprod::detail::dense_matrix<R> v(Eigen::Index(all.size()), 1);
+    for (std::size_t i = 0; i < all.size(); ++i) v(Eigen::Index(i)) = R(all[i]);
+    return v;
+  }
+
+  std::shared_ptr<const tprod::detail::dense_matrix<R>> factors_;
+};
+
+/// Elements of a panel: the rows a thread copies in (and out) at once, 16 KiB of inputs and as much of outputs.
+template <class R>
+inline constexpr std::size_t panel_elements = (std::size_t(16) << 10) / sizeof(R);
+
+/// Runs tile(src, dst) over the tiles of `rows` rows on up to `threads` threads, through panels: each thread
+/// copies a panel of rows of every input column into local memory (long contiguous reads, where reading a tile
+/// straight from the tensor touches p columns whose power-of-two stride (256×256 slices: 256 KiB) maps them to the
+/// same cache sets; measured 40 % slower), runs the tiles there and copies the outputs back. The copies also make
+/// in == out safe and pad the last partial tile with zeros.
+template <class R, class Tile>
+void for_each_tile(const R* in, int p, R* out, int q, std::size_t rows, std::size_t threads, Tile tile) {
+  constexpr std::size_t V = tile_rows<R>;
+  const std::size_t width_max = std::size_t(std::max(p, q));
+  const std::size_t panel = std::max(V, panel_elements<R> / width_max / V * V);
+  const std::size_t panels = (rows + panel - 1) / panel;
+  parallel_ranges(panels, threads, 1, [&](std::size_t begin, std::size_t end) {
+    alignas(64) R in_panel[panel_elements<R> + tube_kernel_max_tubes * V];
+    alignas(64) R out_panel[panel_elements<R> + tube_kernel_max_tubes * V];
+    const auto ld = std::ptrdiff_t(panel);
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t r = i * panel, n = std::min(panel, rows - r), padded = (n + V - 1) / V * V;
+      for (int t = 0; t < p; ++t) {
+        std::copy_n(in + r + std::size_t(t) * rows, n, in_panel + t * ld);
+        std::fill(in_panel + t * ld + n, in_panel + t * ld + padded, R(0));
+      }
+      for (std::size_t j = 0; j < padded; j += V) tile(columns<const R>{in_panel + j, ld}, columns<R>{out_panel + j, ld});
+      for (int k = 0; k < q; ++k) std::copy_n(out_panel + k * ld, n, out + r + std::size_t(k) * rows);
+    }
+  });
+}
+
+}  // namespace tube_kernel
+
+/// @brief OUT = IN · Mt for the (rows × p) IN and (rows × q) OUT column-major (the tensor's tube unfolding, with
+/// rows = m·n, or 2·m·n for complex data under a real factor), p, q ≤ tube_kernel_max_tubes. IN and OUT may be the
+/// same memory: each tile's inputs are copied to L1 before its outputs are written.
+template <class R>
+void tube_multiply(const R* in, std::size_t p, const tprod::detail::dense_matrix<R>& Mt, R* out, std::size_t rows,
+                   std::size_t threads) {
+  using namespace tube_kernel;
+  const int n = int(p), q = int(Mt.cols());
+  tube_kernel::for_each_tile<R>(in, n, out, q, rows, threads,
+                                [&](columns<const R> src, columns<R> dst) { multiply<R>(src, n, Mt.data(), q, dst); });
+}
+
+/// @brief The orthonormal DCT-II along tubes of length p ≤ tube_kernel_max_tubes (forward, Y = X·Φᵀ) or its
+/// inverse (X = Y·Φ), on the (rows × p) column-major unfolding; in == out is allowed.
+template <class R>
+void tube_dct(const R* in, R* out, std::size_t rows, std::size_t p, bool forward, std::size_t threads) {
+  using namespace tube_kernel;
+  const dct_plan<R> plan{int(p)};
+  const R* f = plan.factors();
+  const int n = int(p);
+  tube_kernel::for_each_tile<R>(in, n, out, n, rows, threads, [&](columns<const R> src, columns<R> dst) {
+    alignas(64) R scratch[2 * tube_kernel_max_tubes * tile_rows<R>];
+    if (forward)
+      plan.forward(src, n, 1, f, scratch, dst);
+    else
+      plan.inverse(src, n, 1, f, scratch, dst);
+  });
+}
+
+}  // namespace tprod::backend::cpu
