@@ -17,7 +17,9 @@
 #include "tprod/core/error.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/core/tensor3_view.hpp"
+#include "tprod/algebra/facewise.hpp"
 #include "tprod/transform/matrix_transform.hpp"
+#include "tprod/transform/transformed.hpp"
 
 namespace tprod {
 
@@ -38,17 +40,6 @@ void check_same_shape(const tensor3<T>& a, const tensor3<T>& b, const char* who,
   TPROD_EXPECTS(a.m() == b.m() && a.n() == b.n() && a.p() == b.p(),
                 std::string(who) + ": " + a_name + " " + a.shape() + " and " + b_name + " " + b.shape() +
                     " must have the same shape");
-}
-
-/// X ×₃ M for a p×p matrix M (in double; the result in T).
-template <class T>
-tensor3<T> along_tubes(const tensor3<T>& x, const Eigen::MatrixXd& m) {
-  using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
-  tensor3<T> out(x.m(), x.n(), x.p());
-  const auto tubes = Eigen::Index(x.m() * x.n()), p = Eigen::Index(x.p());
-  Eigen::Map<matrix>(out.data(), tubes, p).noalias() =
-      Eigen::Map<const matrix>(x.data(), tubes, p) * m.transpose().template cast<T>();
-  return out;
 }
 
 }  // namespace detail
@@ -83,16 +74,17 @@ Eigen::MatrixXd product_z_gradient(const matrix_transform<S>& l, const tensor3<T
                 "product_z_gradient: A " + a.shape() + ", B " + b.shape() + " and the gradient " + g.shape() +
                     " do not chain (need m x n x p, n x q x p and m x q x p)");
   l.check_size(a.p());
-  const Eigen::MatrixXd z = l.matrix(), z_inv = l.inverse_matrix();
-  const tensor3<T> a_hat = detail::along_tubes(a, z), b_hat = detail::along_tubes(b, z);
-  const tensor3<T> dc_hat = detail::along_tubes(g, Eigen::MatrixXd(z_inv.transpose()));
-  tensor3<T> c_hat(a.m(), b.n(), a.p()), da_hat(a.m(), a.n(), a.p()), db_hat(b.m(), b.n(), b.p());
+  const auto a_hat = transform(a, l), b_hat = transform(b, l);
+  const auto c_hat = a_hat * b_hat;
+  const tensor3<T> c = inverse_transform(c_hat);
+  // dĈ = G ×₃ Z⁻ᵀ: the transform whose matrix is Z⁻ᵀ (as well conditioned as Z, which was accepted).
+  const matrix_transform<double> z_inv_t(Eigen::MatrixXd(l.inverse_matrix().transpose()));
+  const tensor3<T> dc_hat = transform(g, z_inv_t).data();
+  tensor3<T> da_hat(a.m(), a.n(), a.p()), db_hat(b.m(), b.n(), b.p());
   for (std::size_t k = 0; k < a.p(); ++k) {
-    c_hat.slice(k).noalias() = a_hat.slice(k) * b_hat.slice(k);
     da_hat.slice(k).noalias() = dc_hat.slice(k) * b_hat.slice(k).transpose();
     db_hat.slice(k).noalias() = a_hat.slice(k).transpose() * dc_hat.slice(k);
   }
-  const tensor3<T> c = detail::along_tubes(c_hat, z_inv);
   return detail::tube_outer<T>(da_hat.view(), a.view()) + detail::tube_outer<T>(db_hat.view(), b.view()) -
          detail::tube_outer<T>(dc_hat.view(), c.view());
 }
