@@ -136,7 +136,8 @@ void fftw_dft(const In* in, Out* out, std::size_t p, std::size_t tubes, bool for
 }
 #endif
 
-/// @brief Shortest even tube length at which the DCT's GEMM path uses the even/odd split below.
+/// @brief Shortest even tube length at which the DCT's GEMM path uses the even/odd split below (it serves tubes
+/// longer than tube_kernel_max_tubes; shorter ones take the tube kernel's own recursive split).
 inline constexpr std::size_t dct_split_min_tubes = 8;
 
 /// @brief The orthonormal DCT-II (forward) or its inverse as two half-size GEMMs, from Φ's symmetry

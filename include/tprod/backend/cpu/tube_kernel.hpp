@@ -1,8 +1,8 @@
 #pragma once
 /// @file tube_kernel.hpp
 /// @brief Short-tube transforms at memory speed: OUT = IN · Mt for tubes of length p ≤ tube_kernel_max_tubes, and
-/// the orthonormal DCT-II and its inverse by a recursive even/odd split, both in tiles of tube_tile rows that are
-/// read once and written once.
+/// the orthonormal DCT-II and its inverse by a recursive even/odd split, both in tiles of tile_rows rows, the
+/// tensor read once and written once (panel by panel).
 ///
 /// Why not Eigen's GEMM: on a (m·n)×p by p×q product with p ≤ 64 Eigen packs both operands and its kernel is tuned
 /// for long inner dimensions; it ran at a third of the machine's FMA rate and 3.4× a copy of the same bytes
@@ -65,14 +65,15 @@ struct columns {
   R* col(std::ptrdiff_t j) const { return data + j * ld; }
 };
 
-/// dst column k·`every` (k < q) = Σ_{t<n} m[t + k·n]·src column t·`step`, for K columns at a time in registers.
+/// dst column k = Σ_{t<n} m[t + k·n]·src column t for the K columns k0 ≤ k < k0 + K, accumulated in registers.
 template <int K, class R>
 EIGEN_ALWAYS_INLINE void accumulate(columns<const R> src, int n, const R* m, int k0, columns<R> dst) {
   using namespace Eigen::internal;
   using P = packet<R>;
   constexpr int W = width<R>;
-  // The accumulators must live in registers: the unroll pragmas make that so at -O1 and -O2 too (without them,
-  // -O2 kept them on the stack and ran at half the speed of -O3).
+  // The accumulators must live in registers: the unroll pragmas make that so at -O2 too (without them, -O2 kept
+  // them on the stack and ran at half the speed of -O3). At -O1, CI's setting for tprod::instances, the kernel is
+  // still about 1.5× slower than at -O2.
   P acc[K][2];
 #pragma GCC unroll 16
   for (int k = 0; k < K; ++k) acc[k][0] = acc[k][1] = pset1<P>(R(0));
@@ -222,7 +223,7 @@ void for_each_tile(const R* in, int p, R* out, int q, std::size_t rows, std::siz
 
 /// @brief OUT = IN · Mt for the (rows × p) IN and (rows × q) OUT column-major (the tensor's tube unfolding, with
 /// rows = m·n, or 2·m·n for complex data under a real factor), p, q ≤ tube_kernel_max_tubes. IN and OUT may be the
-/// same memory: each tile's inputs are copied to L1 before its outputs are written.
+/// same memory (with q = p): each panel's inputs are copied before its outputs are written.
 template <class R>
 void tube_multiply(const R* in, std::size_t p, const tprod::detail::dense_matrix<R>& Mt, R* out, std::size_t rows,
                    std::size_t threads) {
