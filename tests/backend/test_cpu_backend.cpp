@@ -282,14 +282,15 @@ TEST_CASE_TEMPLATE("tube kernel: the split DCT and OUT = IN·Mt equal Eigen's pr
       CHECK(max_diff(in_place, y) == 0.0);
       // OUT = IN·Mt with q ≠ p outputs (a rectangular factor), and in place with q = p.
       for (std::size_t q : {p, std::min<std::size_t>(64, p + 3)}) {
-        const detail::dense_matrix<R> mt = detail::dense_matrix<double>::Random(Eigen::Index(p), Eigen::Index(q)).cast<R>();
+        const detail::dense_matrix<R> mt =
+            detail::dense_matrix<double>::Random(Eigen::Index(p), Eigen::Index(q)).cast<R>();
         tensor3<R> out(rows, 1, q);
-        tube_multiply<R>(x.data(), p, mt, out.data(), rows, threads);
+        tube_multiply<R>(x.data(), mt, out.data(), rows, threads);
         const detail::dense_matrix<double> ref = xm * mt.template cast<double>();
         close(out, ref, 2 * p);
         if (q == p) {
           auto io = x;
-          tube_multiply<R>(io.data(), p, mt, io.data(), rows, threads);
+          tube_multiply<R>(io.data(), mt, io.data(), rows, threads);
           CHECK(max_diff(io, out) == 0.0);
         }
       }

@@ -218,7 +218,7 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
     const std::size_t rows = in.m() * in.n() * (is_complex_v<T> ? 2 : 1);
     if constexpr (tube_kernel::supported<R>)
       if (p >= 2 && p <= tube_kernel_max_tubes)
-          return tube_dct<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p, forward,
+        return tube_dct<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p, forward,
                            threads);
     if (use_dct_split(p)) {
       return dct_even_odd<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p,

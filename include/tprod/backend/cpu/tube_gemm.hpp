@@ -78,7 +78,7 @@ void apply_along_tubes(tensor3_view<const TIn> in, const dense_matrix<S>& Mt, te
   if constexpr ((std::is_same_v<TIn, TOut> && std::is_same_v<S, TIn>) || as_real) {
     if constexpr (tube_kernel::supported<S>) {
       if (std::size_t(p) <= tube_kernel_max_tubes && std::size_t(q) <= tube_kernel_max_tubes)
-        return tube_multiply<S>(reinterpret_cast<const S*>(in.data()), std::size_t(p), Mt, reinterpret_cast<S*>(out.data()),
+        return tube_multiply<S>(reinterpret_cast<const S*>(in.data()), Mt, reinterpret_cast<S*>(out.data()),
                                 std::size_t(rows), threads);
     }
   }

@@ -56,8 +56,7 @@ inline constexpr int tile_rows = 2 * width<R>;
 /// Output columns accumulated at once: 8 × 2 packets of accumulators on 32-register machines (AVX-512), 4 on 16.
 inline constexpr int outputs = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS >= 32 ? 8 : 4;
 
-/// A tile of columns: `tile_rows` rows each, column j at data + j·ld (ld a multiple of tile_rows for local tiles,
-/// the tensor's row count for the tensor itself).
+/// A tile of columns in a thread's local panel: `tile_rows` rows each, column j at data + j·ld.
 template <class R>
 struct columns {
   R* data;
@@ -191,6 +190,9 @@ class dct_plan {
 /// Elements of a panel: the rows a thread copies in (and out) at once, 16 KiB of inputs and as much of outputs.
 template <class R>
 inline constexpr std::size_t panel_elements = (std::size_t(16) << 10) / sizeof(R);
+static_assert(std::size_t(tile_rows<float>) * tube_kernel_max_tubes <= panel_elements<float> &&
+                  std::size_t(tile_rows<double>) * tube_kernel_max_tubes <= panel_elements<double>,
+              "a panel holds at least one tile of the widest tensor");
 
 /// Runs tile(src, dst) over the tiles of `rows` rows on up to `threads` threads, through panels: each thread
 /// copies a panel of rows of every input column into local memory (long contiguous reads, where reading a tile
@@ -204,8 +206,7 @@ void for_each_tile(const R* in, int p, R* out, int q, std::size_t rows, std::siz
   const std::size_t panel = std::max(V, panel_elements<R> / width_max / V * V);
   const std::size_t panels = (rows + panel - 1) / panel;
   parallel_ranges(panels, threads, 1, [&](std::size_t begin, std::size_t end) {
-    alignas(64) R in_panel[panel_elements<R> + tube_kernel_max_tubes * V];
-    alignas(64) R out_panel[panel_elements<R> + tube_kernel_max_tubes * V];
+    alignas(64) R in_panel[panel_elements<R>], out_panel[panel_elements<R>];
     const auto ld = std::ptrdiff_t(panel);
     for (std::size_t i = begin; i < end; ++i) {
       const std::size_t r = i * panel, n = std::min(panel, rows - r), padded = (n + V - 1) / V * V;
@@ -213,7 +214,8 @@ void for_each_tile(const R* in, int p, R* out, int q, std::size_t rows, std::siz
         std::copy_n(in + r + std::size_t(t) * rows, n, in_panel + t * ld);
         std::fill(in_panel + t * ld + n, in_panel + t * ld + padded, R(0));
       }
-      for (std::size_t j = 0; j < padded; j += V) tile(columns<const R>{in_panel + j, ld}, columns<R>{out_panel + j, ld});
+      for (std::size_t j = 0; j < padded; j += V)
+        tile(columns<const R>{in_panel + j, ld}, columns<R>{out_panel + j, ld});
       for (int k = 0; k < q; ++k) std::copy_n(out_panel + k * ld, n, out + r + std::size_t(k) * rows);
     }
   });
@@ -221,14 +223,14 @@ void for_each_tile(const R* in, int p, R* out, int q, std::size_t rows, std::siz
 
 }  // namespace tube_kernel
 
-/// @brief OUT = IN · Mt for the (rows × p) IN and (rows × q) OUT column-major (the tensor's tube unfolding, with
-/// rows = m·n, or 2·m·n for complex data under a real factor), p, q ≤ tube_kernel_max_tubes. IN and OUT may be the
-/// same memory (with q = p): each panel's inputs are copied before its outputs are written.
+/// @brief OUT = IN · Mt for the (rows × p) IN and (rows × q) OUT column-major, Mt p×q (the tensor's tube
+/// unfolding, with rows = m·n, or 2·m·n for complex data under a real factor), p, q ≤ tube_kernel_max_tubes. IN and
+/// OUT may be the same memory (with q = p): each panel's inputs are copied before its outputs are written.
 template <class R>
-void tube_multiply(const R* in, std::size_t p, const tprod::detail::dense_matrix<R>& Mt, R* out, std::size_t rows,
+void tube_multiply(const R* in, const tprod::detail::dense_matrix<R>& Mt, R* out, std::size_t rows,
                    std::size_t threads) {
   using namespace tube_kernel;
-  const int n = int(p), q = int(Mt.cols());
+  const int n = int(Mt.rows()), q = int(Mt.cols());
   tube_kernel::for_each_tile<R>(in, n, out, q, rows, threads,
                                 [&](columns<const R> src, columns<R> dst) { multiply<R>(src, n, Mt.data(), q, dst); });
 }
