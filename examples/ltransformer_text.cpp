@@ -8,7 +8,8 @@
 // Model: nn::make_text_classifier — token embedding, sinusoidal positions (α per slice), dropout, N post-norm
 // encoder layers (GELU), mean pooling over the valid tokens, linear head; paper 000's IMDB shape d = 128, H = 4,
 // d_ff = 512, 4 layers, T = 128 by default. Std and T4 share the embedding and the head: only the encoder differs.
-// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), one seed (--seed).
+// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), every model from --seeds seeds
+// (default 3, quick 1), reported as mean ± sd.
 // "t4-learned-z" is T4 with a learned orthogonal transform Z = Q(S)·DCT (nn::learned_transform) instead of the DCT.
 //
 //   ltransformer_text --data build/data/spam-assassin                 # Std, T4 (linear α), Std-1L
@@ -16,7 +17,8 @@
 //   ltransformer_text --throughput 20                                 # Std's training examples/s, random tokens
 //
 // Writes into --out: training_log.csv, training_curves.png, vocabulary.txt and checkpoints/<model>.safetensors
-// (metadata: the model config, "transform", "max_length", "labels"), which the tensorllm_denoise example reads.
+// (metadata: the model config, "transform", "max_length", "labels"; <model>-seed<S> beyond the first seed), which
+// the tensorllm_denoise example reads.
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -29,6 +31,7 @@
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
+#include "support/seeds.hpp"
 #include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
@@ -148,7 +151,7 @@ examples::model_summary train_variant(const variant& v, const L& transform, cons
   meta.insert(setup.metadata.begin(), setup.metadata.end());
   meta["transform"] = transform_name;
   if (!setup.checkpoints.empty())
-    nn::save_checkpoint<float>(setup.checkpoints / (v.name + ".safetensors"), model, meta);
+    nn::save_checkpoint<float>(setup.checkpoints / (log.file_name(v.name) + ".safetensors"), model, meta);
 
   // The encoder's parameters without a learned transform's S (counted apart, like the learnable α).
   examples::model_summary s{v.name, parameter_count(model),
@@ -200,7 +203,6 @@ int run(int argc, char** argv) {
        {"lr", "R        peak learning rate (default 1e-3; quick 3e-3)"},
        {"train-docs", "N  use at most N training documents (default all; quick 2000)"},
        {"test-docs", "N   use at most N test documents (default all; quick 400)"},
-       {"seed", "S      the models' initialisation and the batch order (default 1)"},
        {"throughput",
         "S  only measure the models' training examples/s over S steps on random tokens (no data; "
         "default model std)"}});
@@ -213,14 +215,13 @@ int run(int argc, char** argv) {
   base.layers = o.count("layers", quick ? 2 : 4);
   base.act = nn::activation::gelu;
   base.dropout = 0.1;
-  base.seed = o.count("seed", 1);
+  base.seed = o.seed;
   const std::size_t max_length = o.count("max-length", quick ? 64 : 128);
-  examples::fit_config fc;
+  examples::fit_config fc = examples::fit_defaults(o);
   fc.epochs = o.epochs.value_or(quick ? 2 : 3);
   fc.batch_size = o.count("batch", 32);
   fc.lr = o.number("lr", quick ? 3e-3 : 1e-3);  // quick: few steps, so a higher peak
-  fc.zero_gradients = o.zero_gradients;
-  fc.seed = base.seed;
+  fc.seed = o.seed;
   if (!(fc.lr > 0)) throw std::invalid_argument("--lr must be positive");
   fc.eval_train_limit = 1000;  // the training accuracy on 1000 documents is enough and saves a third of the time
   const nn::alpha_strategy main_pe = nn::alpha_strategy_from(o.extra.count("pe") ? o.extra.at("pe") : "linear");
@@ -229,10 +230,10 @@ int run(int argc, char** argv) {
   const auto variants = parse_models(o.extra.count("models") ? o.extra.at("models") : default_models, main_pe);
   for (const auto& v : variants) nn::paper000_config(base.width, base.heads, base.hidden, v.slices);  // fail early
   std::printf(
-      "%s: d = %zu, H = %zu, d_ff = %zu, %zu layers, T = %zu, batch %zu, peak lr %.1e, %zu epochs, seed %llu, "
-      "%zu threads\n",
+      "%s: d = %zu, H = %zu, d_ff = %zu, %zu layers, T = %zu, batch %zu, peak lr %.1e, %zu epochs, seeds %llu.., "
+      "%zu of them, %zu threads\n",
       example_name, base.width, base.heads, base.hidden, base.layers, max_length, fc.batch_size, fc.lr, fc.epochs,
-      static_cast<unsigned long long>(base.seed), num_threads());
+      static_cast<unsigned long long>(o.seed), o.seeds, num_threads());
 
   if (throughput) {
     // Random tokens with every position valid, the shape bench/peers/ltransformer_text.py trains in PyTorch; the
@@ -244,6 +245,7 @@ int run(int argc, char** argv) {
     fc.epochs = 1;
     fc.eval_train_limit = fc.batch_size;
     fc.progress_every = steps;
+    fc.state_directory.clear();  // a measurement, not a run to resume
     const run_setup setup{base, fc, {}, {}};
     examples::training_log log(o.out / "throughput_log.csv");
     for (const auto& v : variants) {
@@ -274,8 +276,13 @@ int run(int argc, char** argv) {
                   {{"example", example_name}, {"max_length", std::to_string(max_length)}, {"labels", labels}}};
   std::filesystem::create_directories(setup.checkpoints);
   examples::training_log log(o.out / "training_log.csv");
-  std::vector<examples::model_summary> summaries;
-  for (const auto& v : variants) summaries.push_back(train_variant(v, setup, train, test, log));
+  auto summaries = examples::over_seeds(o, log, [&](std::uint64_t seed) {
+    run_setup run = setup;
+    run.base.seed = run.fit.seed = seed;
+    std::vector<examples::model_summary> models;
+    for (const auto& v : variants) models.push_back(train_variant(v, run, train, test, log));
+    return models;
+  });
   examples::plot_training_curves(log, o.out / "training_curves.png",
                                  "paper 000 §6 on " + o.data.filename().string() + ": Std vs T4 (p = 4, DCT)");
 
@@ -296,7 +303,8 @@ int run(int argc, char** argv) {
                                   {"hidden", base.hidden},         {"layers", base.layers},
                                   {"max_length", max_length},      {"epochs", fc.epochs},
                                   {"batch", fc.batch_size},        {"lr", fc.lr},
-                                  {"seed", base.seed},             {"threads", num_threads()}};
+                                  {"first_seed", o.seed},          {"seeds", o.seeds},
+                                  {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }
   return 0;

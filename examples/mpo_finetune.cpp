@@ -30,6 +30,7 @@
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
+#include "support/seeds.hpp"
 #include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
@@ -92,15 +93,13 @@ int run(int argc, char** argv) {
       throw std::invalid_argument("--cores expects numbers from 1 to 16 separated by commas, got '" + item + "'");
     core_counts.push_back(v);
   }
-  examples::fit_config pre_fit, fine_fit;
+  examples::fit_config pre_fit = examples::fit_defaults(o), fine_fit = examples::fit_defaults(o);
   pre_fit.epochs = o.count("pretrain-epochs", 3);
   pre_fit.lr = quick ? 3e-3 : 1e-3;  // quick: few steps, so a higher peak
   fine_fit.epochs = o.epochs.value_or(quick ? 2 : 3);
-  pre_fit.zero_gradients = fine_fit.zero_gradients = o.zero_gradients;
   fine_fit.lr = o.number("lr", 5e-4);
   if (!(fine_fit.lr > 0)) throw std::invalid_argument("--lr must be positive");
   pre_fit.eval_train_limit = fine_fit.eval_train_limit = 1000;
-  fine_fit.seed = 2;
 
   std::printf("reading %s\n", o.data.c_str());
   const auto corpus = io::read_text_corpus(o.data);
@@ -131,75 +130,87 @@ int run(int argc, char** argv) {
   };
   const auto checkpoints = o.out / "checkpoints";
   std::filesystem::create_directories(checkpoints);
-  auto meta = nn::to_metadata(cfg);
-  meta.insert({{"example", example_name}, {"max_length", std::to_string(max_length)}, {"transform", "identity"}});
   examples::training_log log(o.out / "training_log.csv");
-  std::vector<examples::model_summary> summaries;
+  // One seed's comparison: the pre-training, plain fine-tuning and every MPO fine-tuning from that seed (the models'
+  // initialisation and dropout, and the batch order: pre-training from the seed, fine-tuning from seed + 1).
+  const auto comparison = [&](std::uint64_t seed) {
+    nn::text_classifier_config seeded = cfg;
+    seeded.seed = seed;
+    examples::fit_config pre_run = pre_fit, fine_run = fine_fit;
+    pre_run.seed = seed;
+    fine_run.seed = seed + 1;
+    auto meta = nn::to_metadata(seeded);
+    meta.insert({{"example", example_name}, {"max_length", std::to_string(max_length)}, {"transform", "identity"}});
+    std::vector<examples::model_summary> summaries;
 
-  // Pre-training on the first part; every fine-tuning starts from this checkpoint.
-  auto pretrained = nn::make_text_classifier<float>(cfg, identity_transform{});
-  const auto r_pre = examples::fit<float>(pretrained, "pretrained", pre.size(), batches(pre), test.size(),
-                                          batches(test), pre_fit, log);
-  summaries.push_back(summarize("pretrained", pretrained, r_pre));
-  nn::save_checkpoint<float>(checkpoints / "pretrained.safetensors", pretrained, meta);
-  const auto from_pretrained = [&] {
-    auto m = nn::make_text_classifier<float>(cfg, identity_transform{});
-    nn::load_checkpoint<float>(checkpoints / "pretrained.safetensors", m);
-    return m;
-  };
+    // Pre-training on the first part; every fine-tuning starts from this checkpoint.
+    auto pretrained = nn::make_text_classifier<float>(seeded, identity_transform{});
+    const auto r_pre = examples::fit<float>(pretrained, "pretrained", pre.size(), batches(pre), test.size(),
+                                            batches(test), pre_run, log);
+    summaries.push_back(summarize("pretrained", pretrained, r_pre));
+    nn::save_checkpoint<float>(checkpoints / (log.file_name("pretrained") + ".safetensors"), pretrained, meta);
+    const auto from_pretrained = [&] {
+      auto m = nn::make_text_classifier<float>(seeded, identity_transform{});
+      nn::load_checkpoint<float>(checkpoints / (log.file_name("pretrained") + ".safetensors"), m);
+      return m;
+    };
 
-  // Plain fine-tuning, then I_W of its matrices over one more pass of the fine-tuning data (gradients only).
-  auto plain = from_pretrained();
-  const auto r_plain =
-      examples::fit<float>(plain, "plain", fine.size(), batches(fine), test.size(), batches(test), fine_fit, log);
-  summaries.push_back(summarize("plain", plain, r_plain));
-  nn::save_checkpoint<float>(checkpoints / "plain.safetensors", plain, meta);
-  std::vector<std::string> candidates;
-  for (const auto& n : nn::weight_matrix_names<float>(plain))
-    if (n != "embed.table") candidates.push_back(n);
-  nn::importance_meter<float> meter(plain, candidates);
-  auto plain_params = nn::parameters<float>(plain);
-  for (std::size_t first = 0; first < fine.size(); first += fine_fit.batch_size) {
-    std::vector<std::size_t> idx(std::min(fine_fit.batch_size, fine.size() - first));
-    std::iota(idx.begin(), idx.end(), first);
-    auto b = fine.batch(idx);
-    b.info.mode = nn::phase::train;
-    plain_params.zero_grad();
-    nn::classification_step(plain, b.input, b.info, b.labels);
-    meter.accumulate();
-  }
-  const auto selected = nn::select_top(meter.scores(), top);
-  std::printf("\nI_W per matrix (selected: *):\n");
-  for (const auto& [name, score] : meter.scores())
-    std::printf("  %c %-24s %-22s %.4g\n", std::count(selected.begin(), selected.end(), name) ? '*' : ' ',
-                name.c_str(), nn::module_group(name).c_str(), score);
-
-  // MPO fine-tuning of the selected matrices from the same checkpoint, same batches and schedule, once per number
-  // of cores (more cores: larger middle bond ranks, more parameters).
-  for (const std::size_t order : core_counts) {
-    const std::string name = "mpo-" + std::to_string(order);
-    auto base = from_pretrained();
-    nn::mpo_overparameterized<float, model_type> over(base);
-    std::size_t replaced = 0;
-    std::printf("\n%s:\n", name.c_str());
-    for (const auto& matrix : selected) {
-      over.over_parameterize(matrix, std::nullopt, order);
-      const auto& w = over.weight(matrix);
-      replaced += w.rows() * w.cols();
-      std::printf("  %s: %zux%zu = (%s) x (%s), ranks %s, %zu core entries\n", matrix.c_str(), w.rows(), w.cols(),
-                  detail::shape_text(w.row_dims()).c_str(), detail::shape_text(w.col_dims()).c_str(),
-                  detail::shape_text(w.ranks()).c_str(), w.parameter_count());
+    // Plain fine-tuning, then I_W of its matrices over one more pass of the fine-tuning data (gradients only).
+    auto plain = from_pretrained();
+    const auto r_plain =
+        examples::fit<float>(plain, "plain", fine.size(), batches(fine), test.size(), batches(test), fine_run, log);
+    summaries.push_back(summarize("plain", plain, r_plain));
+    nn::save_checkpoint<float>(checkpoints / (log.file_name("plain") + ".safetensors"), plain, meta);
+    std::vector<std::string> candidates;
+    for (const auto& n : nn::weight_matrix_names<float>(plain))
+      if (n != "embed.table") candidates.push_back(n);
+    nn::importance_meter<float> meter(plain, candidates);
+    auto plain_params = nn::parameters<float>(plain);
+    for (std::size_t first = 0; first < fine.size(); first += fine_run.batch_size) {
+      std::vector<std::size_t> idx(std::min(fine_run.batch_size, fine.size() - first));
+      std::iota(idx.begin(), idx.end(), first);
+      auto b = fine.batch(idx);
+      b.info.mode = nn::phase::train;
+      plain_params.zero_grad();
+      nn::classification_step(plain, b.input, b.info, b.labels);
+      meter.accumulate();
     }
-    const auto r = examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_fit, log);
-    auto s = summarize(name, over, r);
-    s.extra["cores"] = order;
-    s.extra["over_parameterized"] = selected;
-    s.extra["dense_entries_replaced"] = replaced;
-    s.extra["core_entries"] = over.core_parameter_count();
-    s.extra["inference_parameters"] = nn::parameters<float>(base).count();
-    nn::save_checkpoint<float>(checkpoints / (name + ".safetensors"), over.merged(), meta);
-    summaries.push_back(s);
-  }
+    const auto selected = nn::select_top(meter.scores(), top);
+    std::printf("\nI_W per matrix (selected: *):\n");
+    for (const auto& [name, score] : meter.scores())
+      std::printf("  %c %-24s %-22s %.4g\n", std::count(selected.begin(), selected.end(), name) ? '*' : ' ',
+                  name.c_str(), nn::module_group(name).c_str(), score);
+
+    // MPO fine-tuning of the selected matrices from the same checkpoint, same batches and schedule, once per number
+    // of cores (more cores: larger middle bond ranks, more parameters).
+    for (const std::size_t order : core_counts) {
+      const std::string name = "mpo-" + std::to_string(order);
+      auto base = from_pretrained();
+      nn::mpo_overparameterized<float, model_type> over(base);
+      std::size_t replaced = 0;
+      std::printf("\n%s:\n", name.c_str());
+      for (const auto& matrix : selected) {
+        over.over_parameterize(matrix, std::nullopt, order);
+        const auto& w = over.weight(matrix);
+        replaced += w.rows() * w.cols();
+        std::printf("  %s: %zux%zu = (%s) x (%s), ranks %s, %zu core entries\n", matrix.c_str(), w.rows(), w.cols(),
+                    detail::shape_text(w.row_dims()).c_str(), detail::shape_text(w.col_dims()).c_str(),
+                    detail::shape_text(w.ranks()).c_str(), w.parameter_count());
+      }
+      const auto r =
+          examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_run, log);
+      auto s = summarize(name, over, r);
+      s.extra["cores"] = order;
+      s.extra["over_parameterized"] = selected;
+      s.extra["dense_entries_replaced"] = replaced;
+      s.extra["core_entries"] = over.core_parameter_count();
+      s.extra["inference_parameters"] = nn::parameters<float>(base).count();
+      nn::save_checkpoint<float>(checkpoints / (log.file_name(name) + ".safetensors"), over.merged(), meta);
+      summaries.push_back(s);
+    }
+    return summaries;
+  };
+  const auto summaries = examples::over_seeds(o, log, comparison);
 
   examples::plot_training_curves(log, o.out / "training_curves.png",
                                  "paper 003 on " + o.data.filename().string() + ": plain vs MPO fine-tuning");
@@ -213,7 +224,7 @@ int run(int argc, char** argv) {
         {"test_documents", test.size()},    {"vocabulary", vocab.size()},       {"width", cfg.width},
         {"layers", cfg.layers},             {"max_length", max_length},         {"finetune_epochs", fine_fit.epochs},
         {"finetune_lr", fine_fit.lr},       {"top_per_group", top},             {"cores", core_counts},
-        {"threads", num_threads()}};
+        {"first_seed", o.seed},             {"seeds", o.seeds},                 {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }
   return 0;

@@ -9,7 +9,8 @@
 // (GELU FFN), mean pooling over the valid tokens, linear head; p = 1, identity transform. The three models share
 // everything but the attention: "standard" (H heads), "multilinear" (P block terms of rank R, superdiagonal or full
 // cores, W_O with N² rows) and "dimension-wise" (H heads attending over their d/H features).
-// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), one seed.
+// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), every model from --seeds seeds
+// (default 3, quick 1), reported as mean ± sd.
 //
 //   multilinear_attention --data build/data/spam-assassin
 //   multilinear_attention --data build/data/spam-assassin --models multilinear --core full --rank 8
@@ -27,6 +28,7 @@
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
+#include "support/seeds.hpp"
 #include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
@@ -59,7 +61,7 @@ examples::model_summary train_model(const std::string& name, Model model, const 
   const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
   const auto r = examples::fit<float>(model, name, train.size(), make_train, test.size(), make_test, setup.fit, log);
   meta.insert(setup.metadata.begin(), setup.metadata.end());
-  nn::save_checkpoint<float>(setup.checkpoints / (name + ".safetensors"), model, meta);
+  nn::save_checkpoint<float>(setup.checkpoints / (log.file_name(name) + ".safetensors"), model, meta);
   examples::model_summary s{name, nn::parameters<float>(model).count(),
                             nn::parameters<float>(model.template get<3>()).count()};
   s.train_accuracy = r.train_accuracy;
@@ -144,10 +146,10 @@ int run(int argc, char** argv) {
     throw std::invalid_argument("--core: '" + core + "' is neither superdiagonal nor full");
   setup.core = core == "full" ? nn::multilinear_core::full : nn::multilinear_core::superdiagonal;
   auto& fc = setup.fit;
+  fc = examples::fit_defaults(o);
   fc.epochs = o.epochs.value_or(3);
   fc.batch_size = o.count("batch", 32);
   fc.lr = o.number("lr", quick ? 3e-3 : 1e-3);  // quick: few steps, so a higher peak
-  fc.zero_gradients = o.zero_gradients;
   if (!(fc.lr > 0)) throw std::invalid_argument("--lr must be positive");
   fc.eval_train_limit = 1000;
   std::vector<std::string> models;
@@ -174,8 +176,13 @@ int run(int argc, char** argv) {
   setup.metadata = {{"example", example_name}, {"max_length", std::to_string(setup.length)}, {"labels", labels}};
   std::filesystem::create_directories(setup.checkpoints);
   examples::training_log log(o.out / "training_log.csv");
-  std::vector<examples::model_summary> summaries;
-  for (const auto& m : models) summaries.push_back(train_named(m, setup, train, test, log));
+  auto summaries = examples::over_seeds(o, log, [&](std::uint64_t seed) {
+    run_setup run = setup;
+    run.base.seed = run.fit.seed = seed;
+    std::vector<examples::model_summary> trained;
+    for (const auto& m : models) trained.push_back(train_named(m, run, train, test, log));
+    return trained;
+  });
   examples::plot_training_curves(log, o.out / "training_curves.png",
                                  "paper 003 on " + o.data.filename().string() + ": attention variants");
 
@@ -206,6 +213,8 @@ int run(int argc, char** argv) {
                                   {"epochs", fc.epochs},
                                   {"batch", fc.batch_size},
                                   {"lr", fc.lr},
+                                  {"first_seed", o.seed},
+                                  {"seeds", o.seeds},
                                   {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }

@@ -24,6 +24,7 @@
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
+#include "support/seeds.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/idx.hpp"
 #include "tprod/nn/checkpoint.hpp"
@@ -127,9 +128,10 @@ struct model_setup {
 };
 
 /// Std-ViT (p = 1, width d_s·C) or TCP-ViT (p = C, width d_s per slice), the same depth, heads and r_ff.
-model_setup make_setup(bool tcp, std::size_t slice_width) {
+model_setup make_setup(bool tcp, std::size_t slice_width, std::uint64_t seed) {
   const std::size_t layers = 4, heads = 4, r_ff = 4;
   model_setup m;
+  m.config.seed = seed;
   m.config.patches = patches;
   m.config.classes = 10;
   m.config.layers = layers;
@@ -176,7 +178,8 @@ examples::model_summary run_model(const model_setup& m, const L& transform, cons
   const auto make_train = [&](const std::vector<std::size_t>& idx) { return make_batch(train, idx, slices); };
   const auto make_test = [&](const std::vector<std::size_t>& idx) { return make_batch(test, idx, slices); };
   const auto r = examples::fit<T>(model, m.name, train.size(), make_train, test.size(), make_test, fit_cfg, log);
-  nn::save_checkpoint<T>(out / "checkpoints" / (m.name + ".safetensors"), model, checkpoint_metadata(m, mean, sd));
+  nn::save_checkpoint<T>(out / "checkpoints" / (log.file_name(m.name) + ".safetensors"), model,
+                         checkpoint_metadata(m, mean, sd));
   examples::model_summary s;
   s.name = m.name;
   s.parameters = nn::parameters<T>(model).count();
@@ -211,11 +214,10 @@ int main(int argc, char** argv) {
        {"lr", "peak learning rate of the one-cycle schedule (default 0.001; quick 0.003)"},
        {"batch", "batch size (default 64)"}});
   try {
-    examples::fit_config fit_cfg;
+    examples::fit_config fit_cfg = examples::fit_defaults(opt);
     fit_cfg.epochs = opt.epochs.value_or(opt.quick ? 2 : 3);
     fit_cfg.batch_size = count_option(opt, "batch", 64, 4096);
     fit_cfg.lr = opt.number("lr", opt.quick ? 3e-3 : 1e-3);  // quick: few steps, so a higher peak
-    fit_cfg.zero_gradients = opt.zero_gradients;
     if (!(fit_cfg.lr > 0 && fit_cfg.lr < 1)) throw std::invalid_argument("--lr must lie in (0, 1)");
     // The training accuracy on a fixed prefix of the training images keeps the evaluation cheap.
     fit_cfg.eval_train_limit = opt.quick ? 1000 : 5000;
@@ -235,11 +237,14 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(opt.out / "checkpoints");
     examples::training_log log(opt.out / "tcp_vit.csv");
     const std::size_t slice_width = 16;
-    std::vector<examples::model_summary> models;
-    models.push_back(run_model(make_setup(false, slice_width), identity_transform{}, train, test, fit_cfg, log,
-                               opt.out, mean, sd));
-    models.push_back(
-        run_model(make_setup(true, slice_width), dct{}, train, test, fit_cfg, log, opt.out, mean, sd));
+    const auto models = examples::over_seeds(opt, log, [&](std::uint64_t seed) {
+      examples::fit_config run_cfg = fit_cfg;
+      run_cfg.seed = seed;
+      return std::vector{run_model(make_setup(false, slice_width, seed), identity_transform{}, train, test, run_cfg,
+                                   log, opt.out, mean, sd),
+                         run_model(make_setup(true, slice_width, seed), dct{}, train, test, run_cfg, log, opt.out,
+                                   mean, sd)};
+    });
 
     const auto &std_vit = models[0], &tcp_vit = models[1];
     const double ratio = double(tcp_vit.parameters) / double(std_vit.parameters);
@@ -259,6 +264,8 @@ int main(int argc, char** argv) {
                               {{"train_images", n_train},
                                {"test_images", n_test},
                                {"epochs", fit_cfg.epochs},
+                               {"first_seed", opt.seed},
+                               {"seeds", opt.seeds},
                                {"channels", channels},
                                {"parameter_ratio", ratio},
                                {"encoder_parameter_ratio", encoder_ratio},

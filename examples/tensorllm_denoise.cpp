@@ -14,6 +14,10 @@
 // test split (and a subset of the training split); nothing is retrained. Both are library calls on the model's
 // encoder stack: nn::compress_attention and nn::laser_attention (tprod/nn/compress_attention.hpp).
 //
+// With --seeds N (default 3; quick 1) it denoises the checkpoints of ltransformer_text's N seeds
+// (checkpoints/std.safetensors for the first, std-seed<S>.safetensors for S = --seed + 1, …) and reports every variant
+// as the mean ± sd over them.
+//
 //   ltransformer_text --data build/data/spam-assassin --models std                  # trains and saves Std
 //   tensorllm_denoise --data build/data/spam-assassin --checkpoint-dir example-output/ltransformer_text
 //
@@ -35,6 +39,7 @@
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
+#include "support/seeds.hpp"
 #include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/safetensors.hpp"
@@ -118,15 +123,17 @@ std::vector<std::size_t> parse_layers(const std::string& list, std::size_t count
   return layers;
 }
 
-/// @brief DIR/vocabulary.txt and DIR/checkpoints/std.safetensors. @throws std::runtime_error saying to run
+/// @brief DIR/vocabulary.txt and DIR/checkpoints/<name>.safetensors. @throws std::runtime_error saying to run
 /// ltransformer_text when either is missing.
-std::pair<std::filesystem::path, std::filesystem::path> checkpoint_files(const std::filesystem::path& dir) {
-  const auto vocabulary = dir / "vocabulary.txt", weights_file = dir / "checkpoints" / "std.safetensors";
+std::pair<std::filesystem::path, std::filesystem::path> checkpoint_files(const std::filesystem::path& dir,
+                                                                         const std::string& name) {
+  const auto vocabulary = dir / "vocabulary.txt", weights_file = dir / "checkpoints" / (name + ".safetensors");
   for (const auto& f : {vocabulary, weights_file})
     if (!std::filesystem::is_regular_file(f))
       throw std::runtime_error("no trained standard model in " + dir.string() + " (" + f.string() +
                                " is missing): run ltransformer_text first (e.g. ltransformer_text --data DATA "
-                               "--models std --out " + dir.string() + "), or pass --checkpoint-dir");
+                               "--models std --out " + dir.string() + ", with --seed and --seeds as here), or pass "
+                               "--checkpoint-dir");
   return {vocabulary, weights_file};
 }
 
@@ -178,30 +185,47 @@ bool plot_results(const std::vector<variant_result>& rows, double original_accur
     return r.rank.ends_with("x4") ? 0 : 2;
   };
   std::ostringstream d;
+  bool present[3] = {false, false, false}, spread = false;
   for (int index = 0; index < 3; ++index) {
-    d << "# series " << index << ": compression_ratio test_accuracy relative_error\n";
+    d << "# series " << index << ": compression_ratio test_accuracy test_accuracy_sd relative_error\n";
     for (const auto& r : rows)
-      if (series(r) == index)
-        d << r.compression_ratio << ' ' << 100 * r.summary.test_accuracy << ' ' << r.relative_error << '\n';
+      if (series(r) == index) {
+        const double sd = r.summary.extra.value("test_accuracy_sd", 0.0);
+        d << r.compression_ratio << ' ' << 100 * r.summary.test_accuracy << ' ' << 100 * sd << ' ' << r.relative_error
+          << '\n';
+        present[index] = true;
+        spread = spread || sd > 0;
+      }
     d << "\n\n";
   }
   const auto dat = png.parent_path() / (png.stem().string() + ".dat");
   const auto script = png.parent_path() / (png.stem().string() + ".gp");
   const auto tmp = png.parent_path() / (png.filename().string() + ".tmp.png");
   examples::write_whole_file(dat, d.str());
+  // The series that have points (quick runs have no R3 < 4), test accuracy with ± one sd over the seeds when known.
+  const char* styles[3] = {"linespoints pt 7", "linespoints pt 5", "points pt 9 ps 1.5"};
+  const char* spread_styles[3] = {"yerrorlines pt 7", "yerrorlines pt 5", "yerrorbars pt 9 ps 1.5"};
+  const char* titles[3] = {"Tucker, shared factors, R3 = 4", "LASER, same storage", "Tucker, R3 < 4"};
+  const auto plot = [&](bool accuracy) {
+    std::string line = "plot ";
+    for (int index = 0; index < 3; ++index) {
+      if (!present[index]) continue;
+      const std::string style = accuracy && spread ? spread_styles[index] : styles[index];
+      line += "'" + dat.string() + "' index " + std::to_string(index) + " using " +
+              (accuracy ? (spread ? "1:2:3" : "1:2") : "1:4") + " with " + style + " title '" + titles[index] + "', ";
+    }
+    return line;
+  };
   std::ostringstream g;
   g << "set terminal pngcairo size 1100,450 noenhanced font ',10'\nset output '" << tmp.string() << "'\n"
-    << "set multiplot layout 1,2 title '" << title << "'\nset grid\nset logscale x\n"
+    << "set multiplot layout 1,2 title '" << title << (spread ? " (mean ± sd over the seeds)" : "")
+    << "'\nset grid\nset logscale x\n"
     << "set xlabel 'compression ratio of the attention weights (N_original / N_compressed)'\n"
-    << "set key center left\nset ylabel 'test accuracy (%)'\n"
-    << "plot '" << dat.string() << "' index 0 using 1:2 with linespoints pt 7 title 'Tucker, shared factors, R3 = 4', '"
-    << dat.string() << "' index 1 using 1:2 with linespoints pt 5 title 'LASER, same storage', '" << dat.string()
-    << "' index 2 using 1:2 with points pt 9 ps 1.5 title 'Tucker, R3 < 4', " << 100 * original_accuracy
-    << " with lines dt 2 lc rgb 'black' title 'uncompressed'\n"
-    << "set key bottom right\nset ylabel 'relative change of W^Q, W^K, W^V, W^O'\n"
-    << "plot '" << dat.string() << "' index 0 using 1:3 with linespoints pt 7 title 'Tucker, shared factors, R3 = 4', '"
-    << dat.string() << "' index 1 using 1:3 with linespoints pt 5 title 'LASER, same storage', '" << dat.string()
-    << "' index 2 using 1:3 with points pt 9 ps 1.5 title 'Tucker, R3 < 4'\nunset multiplot\n";
+    << "set key bottom left\nset ylabel 'test accuracy (%)'\n"
+    << plot(true) << 100 * original_accuracy << " with lines dt 2 lc rgb 'black' title 'uncompressed'\n"
+    << "set key bottom right\nset ylabel 'relative change of W^Q, W^K, W^V, W^O'\n";
+  std::string change = plot(false);
+  g << change.substr(0, change.size() - 2) << "\nunset multiplot\n";
   examples::write_whole_file(script, g.str());
   if (std::system(("gnuplot '" + script.string() + "' 2>&1").c_str()) != 0 || !std::filesystem::exists(tmp)) {
     std::fprintf(stderr, "note: gnuplot failed on %s: no plot\n", script.c_str());
@@ -230,7 +254,7 @@ int run(int argc, char** argv) {
                                 " trains nothing; give it a checkpoint trained with --zero-gradients instead");
   const std::filesystem::path dir =
       o.extra.count("checkpoint-dir") ? o.extra.at("checkpoint-dir") : "example-output/ltransformer_text";
-  const auto [vocabulary_file, weights_file] = checkpoint_files(dir);
+  const auto [vocabulary_file, weights_file] = checkpoint_files(dir, "std");
 
   // The model the checkpoint belongs to, from its metadata.
   const auto meta = io::safetensors_reader(weights_file).metadata();
@@ -241,18 +265,16 @@ int run(int argc, char** argv) {
   const nn::text_classifier_config cfg = nn::text_classifier_config_from(meta);
   if (cfg.slices != 1) throw std::runtime_error(weights_file.string() + ": the standard model must have slices = 1");
   const std::size_t max_length = metadata_count(meta, "max_length", weights_file);
-  auto model = nn::make_text_classifier<float>(cfg, identity_transform{});
-  nn::load_checkpoint<float>(weights_file, model);
   const auto vocab = io::vocabulary::load(vocabulary_file);
   if (vocab.size() != cfg.vocabulary)
     throw std::runtime_error(vocabulary_file.string() + " has " + std::to_string(vocab.size()) +
                              " tokens but the model's embedding has " + std::to_string(cfg.vocabulary));
-  auto& stack = model.get<3>();
-  const std::size_t d = cfg.width, heads = stack[0].attn.heads, dh = d / heads;
-  std::printf("%s: %s — d = %zu, H = %zu, d_h = %zu, d_ff = %zu, %zu layers, T = %zu, %zu threads\n", example_name,
-              weights_file.c_str(), d, heads, dh, cfg.hidden, cfg.layers, max_length, num_threads());
+  const std::size_t d = cfg.width, heads = cfg.heads, dh = d / heads;
+  std::printf("%s: %s — d = %zu, H = %zu, d_h = %zu, d_ff = %zu, %zu layers, T = %zu, %zu seeds, %zu threads\n",
+              example_name, weights_file.c_str(), d, heads, dh, cfg.hidden, cfg.layers, max_length, o.seeds,
+              num_threads());
 
-  const auto layers = parse_layers(o.extra.count("layers") ? o.extra.at("layers") : "all", stack.size());
+  const auto layers = parse_layers(o.extra.count("layers") ? o.extra.at("layers") : "all", cfg.layers);
   const auto ranks = o.extra.count("ranks") ? parse_ranks(o.extra.at("ranks"), d, dh) : default_ranks(d, dh, o.quick);
   std::printf("reading %s\n", o.data.c_str());
   const auto corpus = io::read_text_corpus(o.data);
@@ -267,104 +289,146 @@ int run(int argc, char** argv) {
   const auto train = examples::encode_documents(examples::pick_documents(corpus.train, n_train, 11), vocab, max_length);
   const std::size_t batch = o.count("batch", 64);
   std::printf("%zu test and %zu training documents, labels %s\n", test.size(), train.size(), labels.c_str());
-
-  const auto current_weights = [&] {
-    std::vector<weights> w;
-    for (std::size_t i : layers) w.push_back(nn::attention_weights_of(stack[i].attn));
-    return w;
-  };
-  const std::vector<weights> original = current_weights();
-  // Compresses the chosen layers of the original model with a library call on the stack (nn/compress_attention.hpp)
-  // and returns the numbers the compressed attention matrices take, from the per-layer compression ratios.
-  const auto compress_original = [&](const auto& compress) {
-    for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);
-    double storage = 0;
-    for (const auto& r : compress()) storage += double(4 * d * d) / r.compression_ratio;
-    return std::size_t(std::llround(storage));
-  };
-  const auto tucker_on_layers = [&](const tucker_ranks& rk) {
-    return compress_original([&] { return nn::compress_attention(stack, layers, {.ranks = {rk.r1, rk.r2, rk.r3}}); });
-  };
-
-  std::size_t total_parameters = 0, encoder_parameters = 0;
-  model.for_each_parameter([&](std::string_view name, tensor3<float>& v, tensor3<float>&) {
-    total_parameters += v.size();
-    if (name.rfind("encoder.", 0) == 0) encoder_parameters += v.size();
-  });
   const std::size_t dense_storage = layers.size() * 4 * d * d;  // the matrices being replaced
-
-  std::vector<variant_result> rows;
-  const auto make_train = [&](const std::vector<std::size_t>& idx) { return train.batch(idx); };
-  const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
-  // Evaluates the model as it is now; `storage` is what the replaced attention matrices take in compressed form.
-  const auto evaluate = [&](const std::string& method, const std::string& rank, std::size_t storage,
-                            double relative_error) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto [train_loss, train_accuracy] = nn::evaluate<float>(model, train.size(), batch, make_train);
-    const auto [test_loss, test_accuracy] = nn::evaluate<float>(model, test.size(), batch, make_test);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    variant_result r;
-    r.method = method;
-    r.rank = rank;
-    r.compression_ratio = double(dense_storage) / double(storage);
-    r.relative_error = relative_error;
-    r.test_loss = test_loss;
-    const std::string name = method == "original" ? method : method + "-" + rank;
-    r.summary = {name, total_parameters - dense_storage + storage, encoder_parameters - dense_storage + storage,
-                 train_accuracy, test_accuracy, seconds};
-    r.summary.extra = {{"method", method},
-                       {"rank", rank},
-                       {"compression_ratio", r.compression_ratio},
-                       {"relative_error", relative_error},
-                       {"test_loss", test_loss},
-                       {"train_loss", train_loss}};
-    std::printf("[%s] CR %.2f, weights changed by %.4f: train accuracy %.2f%%, test accuracy %.2f%%, test loss %.4f "
-                "(%.0f examples/s)\n",
-                name.c_str(), r.compression_ratio, relative_error, 100 * train_accuracy, 100 * test_accuracy,
-                test_loss, double(train.size() + test.size()) / seconds);
-    std::fflush(stdout);
-    rows.push_back(std::move(r));
-  };
-
-  evaluate("original", "full", dense_storage, 0);
-  std::set<std::size_t> laser_done;  // LASER ranks already evaluated (two Tucker ranks may share one)
-  for (const auto& rk : ranks) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::size_t storage = tucker_on_layers(rk);
-    std::printf("[tucker-%s] %zu layers decomposed by HOOI in %.2f s\n", rk.text().c_str(), layers.size(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    evaluate("tucker", rk.text(), storage, relative_change(original, current_weights()));
-
-    // LASER at the same storage: 4 matrices of k(d + d) numbers per layer.
-    const std::size_t k =
-        std::clamp<std::size_t>(std::size_t(std::lround(double(rk.storage(d, dh, heads)) / double(8 * d))), 1, d);
-    if (!laser_done.insert(k).second) continue;
-    const std::size_t laser_storage = compress_original([&] { return nn::laser_attention(stack, layers, k); });
-    evaluate("laser", std::to_string(k), laser_storage, relative_change(original, current_weights()));
-  }
-
-  // The denoised model kept: the Tucker rank with the best training accuracy (ties: the higher compression), chosen
-  // without looking at the test split.
-  const variant_result* best = nullptr;
-  for (const auto& r : rows)
-    if (r.method == "tucker" &&
-        (!best || r.summary.train_accuracy > best->summary.train_accuracy ||
-         (r.summary.train_accuracy == best->summary.train_accuracy && r.compression_ratio > best->compression_ratio)))
-      best = &r;
-  const auto chosen = parse_ranks(best->rank, d, dh).front();
-  tucker_on_layers(chosen);
   std::string layer_list;
   for (std::size_t i : layers) layer_list.append(layer_list.empty() ? "" : ",").append(std::to_string(i));
-  auto out_meta = meta;
-  out_meta["example"] = example_name;
-  out_meta["denoised"] = "multihead_tucker";
-  out_meta["tucker_ranks"] = chosen.text();
-  out_meta["denoised_layers"] = layer_list;
-  std::filesystem::create_directories(o.out / "checkpoints");
-  const auto saved = o.out / "checkpoints" / ("tucker-" + chosen.text() + ".safetensors");
-  nn::save_checkpoint<float>(saved, model, out_meta);
-  std::printf("saved the denoised model (Tucker %s, best training accuracy) to %s\n", chosen.text().c_str(),
-              saved.c_str());
+
+  // Denoises the model of one checkpoint at every rank, with LASER beside it; returns the evaluations (the same
+  // variants in the same order for every checkpoint) and saves the Tucker rank with the best training accuracy as
+  // checkpoints/tucker-<ranks><suffix>.safetensors.
+  const auto denoise = [&](const std::filesystem::path& file, const std::string& suffix) {
+    const auto file_meta = io::safetensors_reader(file).metadata();
+    auto model = nn::make_text_classifier<float>(cfg, identity_transform{});
+    nn::load_checkpoint<float>(file, model);  // a model of another shape fails here, naming the file and tensor
+    auto& stack = model.get<3>();
+    const auto current_weights = [&] {
+      std::vector<weights> w;
+      for (std::size_t i : layers) w.push_back(nn::attention_weights_of(stack[i].attn));
+      return w;
+    };
+    const std::vector<weights> original = current_weights();
+    // Compresses the chosen layers of the original model with a library call on the stack
+    // (nn/compress_attention.hpp) and returns the numbers the compressed attention matrices take, from the
+    // per-layer compression ratios.
+    const auto compress_original = [&](const auto& compress) {
+      for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);
+      double storage = 0;
+      for (const auto& r : compress()) storage += double(4 * d * d) / r.compression_ratio;
+      return std::size_t(std::llround(storage));
+    };
+    const auto tucker_on_layers = [&](const tucker_ranks& rk) {
+      return compress_original(
+          [&] { return nn::compress_attention(stack, layers, {.ranks = {rk.r1, rk.r2, rk.r3}}); });
+    };
+
+    std::size_t total_parameters = 0, encoder_parameters = 0;
+    model.for_each_parameter([&](std::string_view name, tensor3<float>& v, tensor3<float>&) {
+      total_parameters += v.size();
+      if (name.rfind("encoder.", 0) == 0) encoder_parameters += v.size();
+    });
+
+    std::vector<variant_result> rows;
+    const auto make_train = [&](const std::vector<std::size_t>& idx) { return train.batch(idx); };
+    const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
+    // Evaluates the model as it is now; `storage` is what the replaced attention matrices take in compressed form.
+    const auto evaluate = [&](const std::string& method, const std::string& rank, std::size_t storage,
+                              double relative_error) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto [train_loss, train_accuracy] = nn::evaluate<float>(model, train.size(), batch, make_train);
+      const auto [test_loss, test_accuracy] = nn::evaluate<float>(model, test.size(), batch, make_test);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      variant_result r;
+      r.method = method;
+      r.rank = rank;
+      r.compression_ratio = double(dense_storage) / double(storage);
+      r.relative_error = relative_error;
+      r.test_loss = test_loss;
+      const std::string name = method == "original" ? method : method + "-" + rank;
+      r.summary = {name, total_parameters - dense_storage + storage, encoder_parameters - dense_storage + storage,
+                   train_accuracy, test_accuracy, seconds};
+      r.summary.extra = {{"method", method},
+                         {"rank", rank},
+                         {"compression_ratio", r.compression_ratio},
+                         {"relative_error", relative_error},
+                         {"test_loss", test_loss},
+                         {"train_loss", train_loss}};
+      std::printf("[%s%s] CR %.2f, weights changed by %.4f: train accuracy %.2f%%, test accuracy %.2f%%, test loss "
+                  "%.4f (%.0f examples/s)\n",
+                  name.c_str(), suffix.c_str(), r.compression_ratio, relative_error, 100 * train_accuracy,
+                  100 * test_accuracy, test_loss, double(train.size() + test.size()) / seconds);
+      std::fflush(stdout);
+      rows.push_back(std::move(r));
+    };
+
+    evaluate("original", "full", dense_storage, 0);
+    std::set<std::size_t> laser_done;  // LASER ranks already evaluated (two Tucker ranks may share one)
+    for (const auto& rk : ranks) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::size_t storage = tucker_on_layers(rk);
+      std::printf("[tucker-%s%s] %zu layers decomposed by HOOI in %.2f s\n", rk.text().c_str(), suffix.c_str(),
+                  layers.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      evaluate("tucker", rk.text(), storage, relative_change(original, current_weights()));
+
+      // LASER at the same storage: 4 matrices of k(d + d) numbers per layer.
+      const std::size_t k =
+          std::clamp<std::size_t>(std::size_t(std::lround(double(rk.storage(d, dh, heads)) / double(8 * d))), 1, d);
+      if (!laser_done.insert(k).second) continue;
+      const std::size_t laser_storage = compress_original([&] { return nn::laser_attention(stack, layers, k); });
+      evaluate("laser", std::to_string(k), laser_storage, relative_change(original, current_weights()));
+    }
+
+    // The denoised model kept: the Tucker rank with the best training accuracy (ties: the higher compression),
+    // chosen without looking at the test split.
+    const variant_result* best = nullptr;
+    for (const auto& r : rows)
+      if (r.method == "tucker" && (!best || r.summary.train_accuracy > best->summary.train_accuracy ||
+                                   (r.summary.train_accuracy == best->summary.train_accuracy &&
+                                    r.compression_ratio > best->compression_ratio)))
+        best = &r;
+    const auto chosen = parse_ranks(best->rank, d, dh).front();
+    tucker_on_layers(chosen);
+    auto out_meta = file_meta;
+    out_meta["example"] = example_name;
+    out_meta["denoised"] = "multihead_tucker";
+    out_meta["tucker_ranks"] = chosen.text();
+    out_meta["denoised_layers"] = layer_list;
+    std::filesystem::create_directories(o.out / "checkpoints");
+    const auto saved = o.out / "checkpoints" / ("tucker-" + chosen.text() + suffix + ".safetensors");
+    nn::save_checkpoint<float>(saved, model, out_meta);
+    std::printf("saved the denoised model (Tucker %s, best training accuracy) to %s\n", chosen.text().c_str(),
+                saved.c_str());
+    return std::make_pair(std::move(rows), "tucker-" + chosen.text());
+  };
+
+  // One pass per seed of ltransformer_text's run; the rows become the means over them (examples::combine_seeds).
+  std::vector<std::vector<examples::model_summary>> runs;
+  std::vector<std::uint64_t> seeds;
+  std::vector<variant_result> rows;
+  std::vector<std::string> selected;
+  for (std::size_t k = 0; k < o.seeds; ++k) {
+    const std::uint64_t seed = o.seed + k;
+    const auto file = k == 0 ? weights_file : checkpoint_files(dir, "std-seed" + std::to_string(seed)).second;
+    if (o.seeds > 1) std::printf("\n== %s (seed %llu) ==\n", file.c_str(), static_cast<unsigned long long>(seed));
+    auto [seed_rows, chosen] = denoise(file, k == 0 ? "" : "-seed" + std::to_string(seed));
+    std::vector<examples::model_summary> summaries;
+    for (const auto& r : seed_rows) summaries.push_back(r.summary);
+    runs.push_back(std::move(summaries));
+    seeds.push_back(seed);
+    selected.push_back(chosen);
+    if (k == 0) rows = std::move(seed_rows);
+  }
+  const auto combined = examples::combine_seeds(runs, seeds);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].summary = combined[i];
+    rows[i].relative_error = combined[i].extra["relative_error"].get<double>();
+    rows[i].test_loss = combined[i].extra["test_loss"].get<double>();
+  }
+  if (o.seeds > 1) {
+    std::printf("\ntest accuracy over %zu seeds (mean ± sd):\n", o.seeds);
+    for (const auto& r : rows)
+      std::printf("  %-18s %6.2f%% ± %.2f\n", r.summary.name.c_str(), 100 * r.summary.test_accuracy,
+                  100 * r.summary.extra["test_accuracy_sd"].get<double>());
+  }
 
   std::sort(rows.begin() + 1, rows.end(), [](const auto& a, const auto& b) {
     return a.method != b.method ? a.method > b.method : a.compression_ratio < b.compression_ratio;
@@ -390,6 +454,8 @@ int run(int argc, char** argv) {
     for (const auto& r : rows) summaries.push_back(r.summary);
     const nlohmann::json extra = {{"data", o.data.string()},
                                   {"checkpoint", weights_file.string()},
+                                  {"first_seed", o.seed},
+                                  {"seeds", o.seeds},
                                   {"test_documents", test.size()},
                                   {"train_documents", train.size()},
                                   {"width", d},
@@ -397,7 +463,7 @@ int run(int argc, char** argv) {
                                   {"layers", cfg.layers},
                                   {"denoised_layers", layer_list},
                                   {"max_length", max_length},
-                                  {"selected", "tucker-" + chosen.text()},
+                                  {"selected", selected},
                                   {"seconds_per_epoch_is", "the evaluation time (nothing is trained)"},
                                   {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);

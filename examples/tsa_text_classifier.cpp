@@ -26,6 +26,7 @@
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
+#include "support/seeds.hpp"
 #include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
@@ -99,19 +100,23 @@ struct run_context {
   std::filesystem::path checkpoints;
 };
 
-/// Trains one model and saves its checkpoint; returns its summary line.
+/// Trains one model from `seed` (the classifier's initialisation and dropout from 10 + seed, the batch order from
+/// seed) and saves its checkpoint; returns its summary line.
 template <class Attention>
-examples::model_summary train_one(const model_spec& spec, Attention attention, const run_context& ctx) {
+examples::model_summary train_one(const model_spec& spec, Attention attention, const run_context& ctx,
+                                  std::uint64_t seed) {
   const std::size_t attention_parameters = nn::parameters<real>(attention).count();
-  auto model = make_classifier(std::move(attention), ctx.vocabulary, spec.width, ctx.classes, 11);
+  auto model = make_classifier(std::move(attention), ctx.vocabulary, spec.width, ctx.classes, 10 + seed);
+  examples::fit_config fit = ctx.fit;
+  fit.seed = seed;
   const auto make = [](const examples::encoded_split& split) {
     return [&split](const std::vector<std::size_t>& idx) { return split.batch(idx); };
   };
   std::printf("\n== %s: %zu attention parameters (d = %zu, H = %zu)\n", spec.name().c_str(), attention_parameters,
               spec.width, heads);
   const auto r = examples::fit<real>(model, spec.name(), ctx.train.size(), make(ctx.train), ctx.test.size(),
-                                     make(ctx.test), ctx.fit, ctx.log);
-  nn::save_checkpoint<real>(ctx.checkpoints / (spec.name() + ".safetensors"), model,
+                                     make(ctx.test), fit, ctx.log);
+  nn::save_checkpoint<real>(ctx.checkpoints / (ctx.log.file_name(spec.name()) + ".safetensors"), model,
                             {{"example", "tsa_text_classifier"},
                              {"attention", spec.attention},
                              {"width", std::to_string(spec.width)},
@@ -172,10 +177,9 @@ int run(int argc, char** argv) {
   std::printf("%s: %zu training and %zu test documents, %zu labels, %zu ids in the vocabulary, %zu tokens each\n",
               opt.data.string().c_str(), train.size(), test.size(), corpus.labels().size(), vocab.size(), length);
 
-  examples::fit_config fit;
+  examples::fit_config fit = examples::fit_defaults(opt);
   fit.epochs = opt.epochs.value_or(opt.quick ? 4 : 3);
   fit.lr = opt.number("lr", opt.quick ? 1e-2 : 3e-3);  // quick: few steps, so a higher peak
-  fit.zero_gradients = opt.zero_gradients;
   fit.progress_every = opt.quick ? 5 : 40;
   fit.eval_train_limit = 2000;  // the training accuracy on 2000 random training documents: evaluation is a third of
                                 // the run's time
@@ -185,19 +189,23 @@ int run(int argc, char** argv) {
   std::filesystem::create_directories(ctx.checkpoints);
   vocab.save(ctx.checkpoints / "vocabulary.txt");
 
-  std::vector<examples::model_summary> results;
-  for (const auto& spec : specs) {
-    const std::uint64_t seed = 100 + spec.width;
-    if (spec.attention == "tsa")
-      results.push_back(train_one(
-          spec, nn::spectral_attention_layer<real>(nn::make_qtt_tsa_params<real>(spec.width, heads, 0, seed), damping),
-          ctx));
-    else
-      results.push_back(train_one(spec,
-                                  nn::attention_layer<real, identity_transform>(nn::make_attention_params<real>(
-                                      spec.width, heads, 1, identity_transform{}, seed)),
-                                  ctx));
-  }
+  const auto results = examples::over_seeds(opt, log, [&](std::uint64_t seed) {
+    std::vector<examples::model_summary> models;
+    for (const auto& spec : specs) {
+      const std::uint64_t attention_seed = 99 + seed + spec.width;
+      if (spec.attention == "tsa")
+        models.push_back(train_one(spec,
+                                   nn::spectral_attention_layer<real>(
+                                       nn::make_qtt_tsa_params<real>(spec.width, heads, 0, attention_seed), damping),
+                                   ctx, seed));
+      else
+        models.push_back(train_one(spec,
+                                   nn::attention_layer<real, identity_transform>(nn::make_attention_params<real>(
+                                       spec.width, heads, 1, identity_transform{}, attention_seed)),
+                                   ctx, seed));
+    }
+    return models;
+  });
 
   std::printf("\n%-10s %12s %12s %10s %10s %10s\n", "model", "attention", "parameters", "train acc", "test acc",
               "s/epoch");
@@ -208,7 +216,12 @@ int run(int argc, char** argv) {
                                  "TSA vs dot-product attention, " + std::to_string(length) + " tokens");
   if (opt.summary)
     examples::write_summary(*opt.summary, "tsa_text_classifier", examples::majority_rate(test.labels), results,
-                            {{"length", length}, {"damping", damping}, {"heads", heads}, {"epochs", fit.epochs}});
+                            {{"length", length},
+                             {"damping", damping},
+                             {"heads", heads},
+                             {"epochs", fit.epochs},
+                             {"first_seed", opt.seed},
+                             {"seeds", opt.seeds}});
   std::printf("log %s, checkpoints in %s\n", log.file().c_str(), ctx.checkpoints.c_str());
   return 0;
 }

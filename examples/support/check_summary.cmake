@@ -1,11 +1,14 @@
 cmake_minimum_required(VERSION 3.25)  # script mode: string(JSON) and this CMake's policies
-# Runs one example (PROGRAM with ARGS) and checks its summary JSON (OUT/summary.json): an object with "example",
+# Runs one example (PROGRAM with ARGS) and checks its summary JSON (SUMMARY, default OUT/summary.json): an object
+# with "example",
 # "test_majority_rate" and a non-empty "models" array whose entries have a name and the numeric fields of the
 # summary, every number finite (a NaN or infinity is not valid JSON and fails the parse). Then it checks that the
 # models learned: each model's test accuracy must reach the test split's majority-class rate plus FLOOR (a fraction:
 # 0.1 is ten points), for every model.
 # EXPECT=no-learning turns that check around, for a run with --zero-gradients: the run must succeed and every model
 # must fall short of the floor, which shows that the floor catches a model that learned nothing.
+# REFERENCE=<summary.json> also requires every model's name, accuracies and losses to equal that summary's (a run
+# resumed with --resume from a finished run's states must give the finished run's numbers).
 foreach(var PROGRAM OUT FLOOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_summary.cmake needs -D${var}=...")
@@ -36,7 +39,11 @@ execute_process(COMMAND ${PROGRAM} ${ARGS} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${PROGRAM} exited with ${rc}")
 endif()
-set(file "${OUT}/summary.json")
+if(DEFINED SUMMARY)
+  set(file "${SUMMARY}")
+else()
+  set(file "${OUT}/summary.json")
+endif()
 if(NOT EXISTS "${file}")
   message(FATAL_ERROR "${PROGRAM} wrote no ${file}")
 endif()
@@ -77,6 +84,23 @@ foreach(i RANGE ${last})
     list(APPEND learned "${name} ${acc}")
   endif()
 endforeach()
+if(DEFINED REFERENCE)
+  file(READ "${REFERENCE}" reference)
+  string(JSON reference_count LENGTH "${reference}" models)
+  if(NOT reference_count EQUAL count)
+    message(FATAL_ERROR "${file}: ${count} models, ${REFERENCE}: ${reference_count}")
+  endif()
+  foreach(i RANGE ${last})
+    foreach(field name train_accuracy test_accuracy test_loss)
+      string(JSON got ERROR_VARIABLE err1 GET "${json}" models ${i} ${field})
+      string(JSON want ERROR_VARIABLE err2 GET "${reference}" models ${i} ${field})
+      if(NOT got STREQUAL want)
+        message(FATAL_ERROR "${file}: model ${i} has ${field} ${got}, ${REFERENCE} has ${want}")
+      endif()
+    endforeach()
+  endforeach()
+  message(STATUS "${file}: every model's accuracies and losses equal ${REFERENCE}'s")
+endif()
 set(rule "test accuracy >= majority rate ${majority} + ${FLOOR}")
 string(REPLACE ";" ", " learned "${learned}")
 string(REPLACE ";" ", " not_learned "${not_learned}")

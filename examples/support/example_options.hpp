@@ -6,10 +6,16 @@
 //   --summary FILE     also write the run's summary JSON there
 //   --threads N        worker threads (default: all cores, or TPROD_NUM_THREADS)
 //   --epochs N         override the number of epochs
+//   --seed S           the first seed (default 1): the models' initialisation, dropout and the batch order
+//   --seeds N          train every model of the comparison from seeds S, S+1, …, S+N−1 and report mean ± sd over
+//                      them (default 3; 1 in quick mode)
+//   --resume           continue each model's training from its state in OUT/state (written after every epoch and
+//                      every 200 steps), or start it when there is none; a finished model is not trained again
 //   --zero-gradients   a diagnostic: zero every gradient before each optimizer step, so the models learn nothing
 //                      (CI runs each example so and checks that its accuracy floor then fails)
 //   --help
 // An example may accept further "--name value" options; anything unknown is refused with the usage text.
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -28,9 +34,12 @@ struct options {
   std::string example;
   bool quick = false;
   bool zero_gradients = false;  ///< --zero-gradients: train with every gradient zeroed (examples::fit_config)
+  bool resume = false;          ///< --resume: continue from the training states in out/state (examples::fit_config)
   std::filesystem::path data, out;
   std::optional<std::filesystem::path> summary;
   std::optional<std::size_t> epochs;
+  std::uint64_t seed = 1;  ///< --seed: the first seed
+  std::size_t seeds = 3;   ///< --seeds: how many seeds (default 3; 1 with --quick)
   std::map<std::string, std::string> extra;  ///< the example's own "--name value" options
 
   /// @brief An example's own numeric option, or `fallback`. @throws std::invalid_argument naming the option.
@@ -64,15 +73,20 @@ inline options parse_options(int argc, char** argv, const std::string& example, 
   o.out = std::filesystem::path("example-output") / example;
   const auto usage = [&](std::ostream& s) {
     s << "usage: " << example
-      << " [--quick] [--zero-gradients] [--data DIR] [--out DIR] [--summary FILE] [--threads N] [--epochs N]";
+      << " [--quick] [--resume] [--zero-gradients] [--data DIR] [--out DIR] [--summary FILE] [--threads N] [--epochs N]"
+         " [--seed S] [--seeds N]";
     for (const auto& [k, _] : own) s << " [--" << k << " V]";
     s << "\n" << what << "\n  --quick         a small run (CI)\n  --data DIR      the data (default " << default_data.string()
       << ")\n  --out DIR       logs, plot and checkpoints (default " << o.out.string()
       << ")\n  --summary FILE  write the run's summary as JSON\n  --threads N     worker threads (default: all cores)\n"
          "  --epochs N      number of epochs\n"
+         "  --seed S        the first seed: initialisation, dropout, batch order (default 1)\n"
+         "  --seeds N       train every model from N seeds S, S+1, ... and report mean and sd (default 3; quick 1)\n"
+         "  --resume        continue every model from its training state in OUT/state (or start it when it has none)\n"
          "  --zero-gradients  zero every gradient before each optimizer step (a diagnostic: nothing is learned)\n";
     for (const auto& [k, h] : own) s << "  --" << k << "  " << h << "\n";
   };
+  std::optional<std::size_t> seeds;
   std::set<std::string> known;
   for (const auto& [k, _] : own) known.insert(k);
   const auto fail = [&](const std::string& why) {
@@ -92,8 +106,8 @@ inline options parse_options(int argc, char** argv, const std::string& example, 
       usage(std::cout);
       std::exit(0);
     }
-    if (a == "--quick" || a == "--zero-gradients") {
-      (a == "--quick" ? o.quick : o.zero_gradients) = true;
+    if (a == "--quick" || a == "--zero-gradients" || a == "--resume") {
+      (a == "--quick" ? o.quick : a == "--resume" ? o.resume : o.zero_gradients) = true;
       continue;
     }
     if (a.rfind("--", 0) != 0) fail("unexpected argument '" + a + "'");
@@ -105,9 +119,12 @@ inline options parse_options(int argc, char** argv, const std::string& example, 
     else if (key == "summary") o.summary = v;
     else if (key == "threads") set_num_threads(count(key, v));
     else if (key == "epochs") o.epochs = count(key, v);
+    else if (key == "seed") o.seed = count(key, v);
+    else if (key == "seeds") seeds = count(key, v);
     else if (known.count(key)) o.extra[key] = v;
     else fail("unknown option '" + a + "'");
   }
+  o.seeds = seeds.value_or(o.quick ? 1 : 3);
   std::filesystem::create_directories(o.out);
   return o;
 }

@@ -1,11 +1,12 @@
 #pragma once
-// What a training example leaves behind: a CSV log of every evaluation (one row per model and epoch), a PNG plot
-// of the curves drawn by gnuplot, and a summary JSON
+// What a training example leaves behind: a CSV log of every evaluation (one row per model, seed and epoch), a PNG
+// plot of the curves drawn by gnuplot (the mean over the seeds, with ± one sd as error bars), and a summary JSON
 //   {"example": …, "test_majority_rate": …, "models": [{"name", "parameters", "encoder_parameters",
 //    "train_accuracy", "test_accuracy", "seconds_per_epoch", …}, …], …}
 // All files are written whole or not at all (tprod::io::atomic_file).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +24,7 @@ namespace tprod::examples {
 /// @brief One evaluation of one model.
 struct log_row {
   std::string model;
+  std::uint64_t seed = 1;
   std::size_t epoch = 0;
   std::size_t step = 0;
   double train_loss = 0, train_accuracy = 0, test_loss = 0, test_accuracy = 0, seconds = 0;
@@ -43,19 +45,34 @@ inline void write_whole_file(const std::filesystem::path& file, const std::strin
 }
 
 /// @brief The rows so far, rewritten as a whole CSV file after every evaluation (so an interrupted run keeps a
-/// valid log).
+/// valid log). It also knows the seed of the runs being logged (set_seed), which the rows record and the names of
+/// the files those runs write carry (file_name).
 class training_log {
  public:
   explicit training_log(std::filesystem::path csv) : csv_(std::move(csv)) {}
   const std::filesystem::path& file() const { return csv_; }
   const std::vector<log_row>& rows() const { return rows_; }
 
-  void add(const log_row& r) {
+  /// @brief The runs logged from now on use `seed`; `first`: it is the comparison's first seed.
+  void set_seed(std::uint64_t seed, bool first) {
+    seed_ = seed;
+    first_seed_ = first;
+  }
+  std::uint64_t seed() const { return seed_; }
+  /// @brief The name of a file `model` writes in this seed's run: the model's name for the first seed (what a
+  /// one-seed run writes, and what tensorllm_denoise reads), "<model>-seed<S>" for the others.
+  std::string file_name(const std::string& model) const {
+    return first_seed_ ? model : model + "-seed" + std::to_string(seed_);
+  }
+
+  void add(log_row r) {
+    r.seed = seed_;
     rows_.push_back(r);
     std::ostringstream s;
-    s << "model,epoch,step,train_loss,train_accuracy,test_loss,test_accuracy,seconds\n";
+    s << "model,seed,epoch,step,train_loss,train_accuracy,test_loss,test_accuracy,seconds\n";
     for (const auto& x : rows_)
-      s << x.model << ',' << x.epoch << ',' << x.step << ',' << x.train_loss << ',' << x.train_accuracy << ','
+      s << x.model << ',' << x.seed << ',' << x.epoch << ',' << x.step << ',' << x.train_loss << ',' << x.train_accuracy
+        << ','
         << x.test_loss << ',' << x.test_accuracy << ',' << x.seconds << '\n';
     write_whole_file(csv_, s.str());
   }
@@ -63,10 +80,29 @@ class training_log {
  private:
   std::filesystem::path csv_;
   std::vector<log_row> rows_;
+  std::uint64_t seed_ = 1;
+  bool first_seed_ = true;
 };
 
+/// @brief Mean and sample standard deviation (n − 1; 0 for a single value) of xs.
+struct spread {
+  double mean = 0, sd = 0;
+};
+inline spread spread_of(const std::vector<double>& xs) {
+  spread s;
+  if (xs.empty()) return s;
+  for (double x : xs) s.mean += x;
+  s.mean /= double(xs.size());
+  if (xs.size() < 2) return s;
+  double ss = 0;
+  for (double x : xs) ss += (x - s.mean) * (x - s.mean);
+  s.sd = std::sqrt(ss / double(xs.size() - 1));
+  return s;
+}
+
 /// @brief Draws test accuracy and training loss per epoch for every model into a PNG with gnuplot (Debian:
-/// gnuplot-nox). Returns false, with a message, when gnuplot is missing or fails; the CSV has the same numbers.
+/// gnuplot-nox): with several seeds, the mean over them with ± one sd as error bars. Returns false, with a message,
+/// when gnuplot is missing or fails; the CSV has the same numbers.
 inline bool plot_training_curves(const training_log& log, const std::filesystem::path& png, const std::string& title) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     std::fprintf(stderr, "note: gnuplot not found (apt-get install gnuplot-nox): no plot; the numbers are in %s\n",
@@ -78,25 +114,43 @@ inline bool plot_training_curves(const training_log& log, const std::filesystem:
     if (std::find(models.begin(), models.end(), r.model) == models.end()) models.push_back(r.model);
   const auto dat = png.parent_path() / (png.stem().string() + ".dat");
   std::ostringstream d;  // one gnuplot data block per model, separated by two blank lines (index i)
+  bool several_seeds = false;
   for (const auto& m : models) {
-    d << "# " << m << "\n";
+    d << "# " << m << ": epoch, test accuracy (%) mean and sd, training loss mean and sd over the seeds\n";
+    std::map<std::size_t, std::vector<const log_row*>> by_epoch;
     for (const auto& r : log.rows())
-      if (r.model == m) d << r.epoch << ' ' << 100 * r.test_accuracy << ' ' << r.train_loss << '\n';
+      if (r.model == m) by_epoch[r.epoch].push_back(&r);
+    for (const auto& [epoch, rows] : by_epoch) {
+      std::vector<double> accuracy, loss;
+      for (const auto* r : rows) {
+        accuracy.push_back(100 * r->test_accuracy);
+        loss.push_back(r->train_loss);
+      }
+      several_seeds = several_seeds || rows.size() > 1;
+      const auto a = spread_of(accuracy), l = spread_of(loss);
+      d << epoch << ' ' << a.mean << ' ' << a.sd << ' ' << l.mean << ' ' << l.sd << '\n';
+    }
     d << "\n\n";
   }
+  std::size_t last_epoch = 0;
+  for (const auto& r : log.rows()) last_epoch = std::max(last_epoch, r.epoch);
+  const std::string style = several_seeds ? "yerrorlines" : "linespoints";
+  const std::string accuracy_columns = several_seeds ? "1:2:3" : "1:2", loss_columns = several_seeds ? "1:4:5" : "1:4";
   write_whole_file(dat, d.str());
   const auto tmp = png.parent_path() / (png.filename().string() + ".tmp.png");
   std::ostringstream g;
   g << "set terminal pngcairo size 1100,450 noenhanced font ',10'\nset output '" << tmp.string() << "'\n"
-    << "set multiplot layout 1,2 title '" << title << "'\nset grid\nset key bottom right\nset xlabel 'epoch'\n"
+    << "set multiplot layout 1,2 title '" << title << (several_seeds ? " (mean ± sd over the seeds)" : "")
+    << "'\nset grid\nset offsets graph 0.04, graph 0.04, 0, 0\n" << (last_epoch <= 20 ? "set xtics 1\n" : "")
+    << "set key bottom right\nset xlabel 'epoch'\n"
     << "set ylabel 'test accuracy (%)'\nplot ";
   for (std::size_t i = 0; i < models.size(); ++i)
-    g << (i ? ", " : "") << "'" << dat.string() << "' index " << i << " using 1:2 with linespoints title '" << models[i]
-      << "'";
+    g << (i ? ", " : "") << "'" << dat.string() << "' index " << i << " using " << accuracy_columns << " with "
+      << style << " title '" << models[i] << "'";
   g << "\nset key top right\nset ylabel 'training loss'\nplot ";
   for (std::size_t i = 0; i < models.size(); ++i)
-    g << (i ? ", " : "") << "'" << dat.string() << "' index " << i << " using 1:3 with linespoints title '" << models[i]
-      << "'";
+    g << (i ? ", " : "") << "'" << dat.string() << "' index " << i << " using " << loss_columns << " with " << style
+      << " title '" << models[i] << "'";
   g << "\nunset multiplot\n";
   const auto script = png.parent_path() / (png.stem().string() + ".gp");
   write_whole_file(script, g.str());

@@ -29,6 +29,29 @@ void save_checkpoint(const std::filesystem::path& file, M& model,
   w.write(file);
 }
 
+namespace detail {
+
+/// @brief Loads the tensors of `r` into `targets` (name → tensor of the expected shape): every target must be in the
+/// file with dtype T and its shape, and the file must hold nothing else; everything is read and checked before
+/// anything is overwritten. @throws io_error, shape_error naming the file and the tensor.
+template <std::floating_point T>
+void load_strictly(const io::safetensors_reader& r, const std::map<std::string, tensor3<T>*>& targets,
+                   const std::string& what) {
+  for (const auto& [name, _] : targets)
+    if (!r.contains(name)) throw io_error(r.name() + ": has no tensor '" + name + "' (" + what + ")");
+  for (const auto& name : r.names())
+    if (!targets.count(name)) throw io_error(r.name() + ": tensor '" + name + "' is not " + what);
+  std::map<std::string, tensor3<T>> loaded;
+  for (const auto& [name, t] : targets) {
+    tensor3<T> staged(t->m(), t->n(), t->p());
+    r.load_into(name, staged);
+    loaded.emplace(name, std::move(staged));
+  }
+  for (const auto& [name, t] : targets) *t = std::move(loaded.at(name));
+}
+
+}  // namespace detail
+
 /// @brief Loads every parameter of `model` from `file` and returns the file's metadata.
 /// @throws io_error naming the file and the parameter for a missing tensor, a wrong dtype or an unexpected
 ///         tensor; shape_error naming both shapes for a wrong shape. The model is unchanged when it throws.
@@ -36,21 +59,8 @@ template <std::floating_point T, layer<T> M>
 std::map<std::string, std::string> load_checkpoint(const std::filesystem::path& file, M& model) {
   const io::safetensors_reader r(file);
   std::map<std::string, tensor3<T>*> targets;
-  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>&) {
-    if (!r.contains(name))
-      throw io_error(r.name() + ": has no tensor for the model's parameter '" + std::string(name) + "'");
-    targets.emplace(std::string(name), &v);
-  });
-  for (const auto& name : r.names())
-    if (!targets.count(name))
-      throw io_error(r.name() + ": tensor '" + name + "' is not a parameter of the model");
-  std::map<std::string, tensor3<T>> loaded;  // everything read and checked before anything is overwritten
-  for (const auto& [name, t] : targets) {
-    tensor3<T> staged(t->m(), t->n(), t->p());
-    r.load_into(name, staged);
-    loaded.emplace(name, std::move(staged));
-  }
-  for (auto& [name, t] : targets) *t = std::move(loaded.at(name));
+  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>&) { targets.emplace(name, &v); });
+  detail::load_strictly<T>(r, targets, "a parameter of the model");
   return r.metadata();
 }
 

@@ -6,13 +6,23 @@
 ///
 /// The data stay the caller's: `make_train(indices)` and `make_test(indices)` build a labelled_batch of the
 /// examples at those indices (0-based positions in the split), so any dataset, tokenized or not, plugs in.
-/// Repeatable: the batch order comes from `fit_options::seed` (std::mt19937_64); with the same seed, thread count
-/// and initial parameters two runs give the same numbers.
+/// Repeatable: the batch order comes from `fit_options::seed` (std::mt19937_64) and dropout's masks from the step
+/// (batch::pass); with the same seed, thread count and initial parameters two runs give the same numbers.
+///
+/// Resumable: with `fit_options::state_file` set, the whole training state (parameters, AdamW's moments and step,
+/// the training time, every epoch's evaluation and the run's settings; training_state.hpp) is written there after
+/// every epoch, and every `state_every` steps. A run with `resume` set continues from that file: it replays the
+/// batch order up to the saved step, reports the saved epochs through `on_epoch` again, and ends with the same
+/// parameters and evaluations as a run that was never stopped (same thread count). A state whose run finished
+/// returns its result at once. Settings that would change the run (epochs, batch size, the learning rate, the
+/// seed, the number of examples, …) must match the saved ones; the data behind make_train are the caller's.
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -23,6 +33,7 @@
 #include "tprod/core/error.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/schedule.hpp"
+#include "tprod/nn/training_state.hpp"
 
 namespace tprod::nn {
 
@@ -47,6 +58,9 @@ struct fit_options {
   std::uint64_t seed = 1;            ///< the order of the batches
   bool quiet = false;                ///< no progress lines at all
   bool zero_gradients = false;       ///< a diagnostic: zero every gradient before each step, so nothing is learned
+  std::filesystem::path state_file;  ///< where the training state is written after every epoch (empty: nowhere)
+  std::size_t state_every = 0;       ///< also write it every this many steps within an epoch (0: only at its end)
+  bool resume = false;               ///< continue from state_file when it exists (else start and say so)
 };
 
 /// @brief What one epoch ended with (the argument of `on_epoch`).
@@ -85,12 +99,80 @@ std::pair<double, double> evaluate(Model& model, std::size_t count, std::size_t 
   return {loss / double(count), double(correct) / double(count)};
 }
 
+namespace detail {
+
+/// @brief The settings a resumed run must share with the run that wrote its state, as metadata strings.
+inline std::map<std::string, std::string> fit_settings(const fit_options& o, std::size_t n_train, std::size_t n_test) {
+  const auto exact = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.17g", x);
+    return std::string(b);
+  };
+  return {{"fit.epochs", std::to_string(o.epochs)},
+          {"fit.batch_size", std::to_string(o.batch_size)},
+          {"fit.lr", exact(o.lr)},
+          {"fit.weight_decay", exact(o.weight_decay)},
+          {"fit.clip", exact(o.clip)},
+          {"fit.seed", std::to_string(o.seed)},
+          {"fit.eval_train_limit", std::to_string(o.eval_train_limit)},
+          {"fit.zero_gradients", o.zero_gradients ? "1" : "0"},
+          {"fit.train_examples", std::to_string(n_train)},
+          {"fit.test_examples", std::to_string(n_test)}};
+}
+
+/// @brief Every epoch's evaluation as text, one line per epoch, numbers exact (%.17g), and back.
+inline std::string history_text(const std::vector<epoch_report>& epochs) {
+  std::string s;
+  char line[256];
+  for (const auto& r : epochs) {
+    std::snprintf(line, sizeof line, "%zu %zu %.17g %.17g %.17g %.17g %.17g\n", r.epoch, r.step, r.train_loss,
+                  r.train_accuracy, r.test_loss, r.test_accuracy, r.train_seconds);
+    s += line;
+  }
+  return s;
+}
+inline std::vector<epoch_report> history_from(const std::string& text, const std::string& name,
+                                              const std::string& file) {
+  std::vector<epoch_report> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    epoch_report r;
+    r.name = name;
+    if (std::sscanf(line.c_str(), "%zu %zu %lf %lf %lf %lf %lf", &r.epoch, &r.step, &r.train_loss, &r.train_accuracy,
+                    &r.test_loss, &r.test_accuracy, &r.train_seconds) != 7)
+      throw io_error(file + ": epoch " + std::to_string(out.size() + 1) +
+                     " of 'fit.history' is not a saved evaluation: '" + line + "'");
+    out.push_back(r);
+    start = end == std::string::npos ? text.size() : end + 1;
+  }
+  return out;
+}
+
+/// @brief A metadata entry of a saved state as a count. @throws io_error naming the file and the key.
+inline std::size_t saved_count(const std::map<std::string, std::string>& meta, const std::string& key,
+                               const std::string& file) {
+  const auto it = meta.find(key);
+  std::size_t used = 0, v = 0;
+  try {
+    if (it != meta.end()) v = std::stoull(it->second, &used);
+  } catch (const std::logic_error&) {
+  }
+  if (it == meta.end() || used == 0 || used != it->second.size())
+    throw io_error(file + ": not a state written by nn::fit (its metadata '" + key + "' is missing or not a count)");
+  return v;
+}
+
+}  // namespace detail
+
 /// @brief Trains `model` for opts.epochs on n_train examples and evaluates it after every epoch on the training
 /// split (at most opts.eval_train_limit examples) and on all n_test test examples, calling on_epoch(epoch_report)
 /// then. `name` prefixes the progress lines. Each step: forward and backward of the batch
 /// (classification_step), optional gradient zeroing (the diagnostic), clipping to opts.clip, one AdamW step at
-/// the one-cycle rate, gradients zeroed.
-/// @throws argument_error for zero epochs, batch size or training examples; whatever the model or make_* throw.
+/// the one-cycle rate, gradients zeroed. With opts.state_file the run can stop and resume (see the file comment).
+/// @throws argument_error for zero epochs, batch size or training examples, or a saved state whose settings differ
+///         (naming the setting); io_error for an unreadable state; whatever the model or make_* throw.
 template <class T, class Model, class MakeTrain, class MakeTest, class OnEpoch>
 fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeTrain&& make_train, std::size_t n_test,
                MakeTest&& make_test, const fit_options& opts, OnEpoch&& on_epoch) {
@@ -103,14 +185,65 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
   adamw<T> opt({opts.lr, 0.9, 0.999, 1e-8, opts.weight_decay});
   const std::size_t steps_per_epoch = (n_train + opts.batch_size - 1) / opts.batch_size;
   const one_cycle schedule{opts.lr, opts.epochs * steps_per_epoch};
-  std::vector<std::size_t> order(n_train);
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(opts.seed);
+  const auto settings = detail::fit_settings(opts, n_train, n_test);
   const bool talk = !opts.quiet;
   fit_result res;
   double train_seconds = 0;
   std::size_t step = 0;
-  if (talk) {
+  std::vector<epoch_report> history;
+
+  if (opts.resume && !opts.state_file.empty()) {
+    if (std::filesystem::exists(opts.state_file)) {
+      const std::string file = opts.state_file.string();
+      const auto meta = load_training_state(opts.state_file, model, opt);
+      for (const auto& [key, value] : settings) {
+        const auto it = meta.find(key);
+        if (it == meta.end() || it->second != value)
+          throw argument_error("nn::fit: cannot resume from " + file + ": it was written with " + key.substr(4) +
+                               " = " + (it == meta.end() ? std::string("(none)") : it->second) + ", this run has " +
+                               key.substr(4) + " = " + value + " (a resumed run needs the same settings)");
+      }
+      step = detail::saved_count(meta, "fit.step", file);
+      if (step != opt.steps() || step > opts.epochs * steps_per_epoch)
+        throw io_error(file + ": its step " + std::to_string(step) + " does not match AdamW's " +
+                       std::to_string(opt.steps()) + " steps or the run's " +
+                       std::to_string(opts.epochs * steps_per_epoch));
+      train_seconds = std::strtod(meta.count("fit.train_seconds") ? meta.at("fit.train_seconds").c_str() : "0",
+                                  nullptr);
+      history = detail::history_from(meta.count("fit.history") ? meta.at("fit.history") : "", name, file);
+      if (history.size() != step / steps_per_epoch)
+        throw io_error(file + ": holds " + std::to_string(history.size()) + " evaluations after step " +
+                       std::to_string(step) + " (" + std::to_string(step / steps_per_epoch) + " epochs)");
+      if (talk && step == opts.epochs * steps_per_epoch)
+        std::printf("[%s] %s holds the finished run (%zu steps): nothing to train\n", name.c_str(), file.c_str(), step);
+      else if (talk)
+        std::printf("[%s] resumed from %s at step %zu of %zu (epoch %zu)\n", name.c_str(), file.c_str(), step,
+                    opts.epochs * steps_per_epoch, step / steps_per_epoch + 1);
+    } else if (talk) {
+      std::printf("[%s] no saved state at %s: starting from the beginning\n", name.c_str(),
+                  opts.state_file.string().c_str());
+    }
+  }
+  const auto save_state = [&](double seconds) {
+    if (opts.state_file.empty()) return;
+    auto progress = settings;
+    char b[32];
+    std::snprintf(b, sizeof b, "%.17g", seconds);
+    progress["fit.step"] = std::to_string(step);
+    progress["fit.train_seconds"] = b;
+    progress["fit.history"] = detail::history_text(history);
+    save_training_state(opts.state_file, model, opt, progress);
+  };
+  for (const auto& r : history) {  // the saved epochs, reported again so the caller's log is whole
+    std::tie(res.train_loss, res.train_accuracy, res.test_loss, res.test_accuracy) =
+        std::tuple(r.train_loss, r.train_accuracy, r.test_loss, r.test_accuracy);
+    on_epoch(r);
+  }
+
+  std::vector<std::size_t> order(n_train);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(opts.seed);
+  if (talk && step == 0) {
     std::printf("[%s] %zu parameters, %zu training and %zu test examples, %zu epochs of %zu steps\n", name.c_str(),
                 params.count(), n_train, n_test, opts.epochs, steps_per_epoch);
     if (opts.zero_gradients)
@@ -118,22 +251,28 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
                   name.c_str());
   }
   for (std::size_t epoch = 1; epoch <= opts.epochs; ++epoch) {
-    std::shuffle(order.begin(), order.end(), rng);
+    std::shuffle(order.begin(), order.end(), rng);  // also for the epochs a resumed run skips: the same order
+    if (step >= epoch * steps_per_epoch) continue;
     const auto t0 = std::chrono::steady_clock::now();
+    const auto seconds_so_far = [&] {
+      return train_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
     double window_loss = 0;
     std::size_t window_correct = 0, window_examples = 0;
     auto window_start = t0;
-    for (std::size_t s = 0; s < steps_per_epoch; ++s, ++step) {
+    for (std::size_t s = step - (epoch - 1) * steps_per_epoch; s < steps_per_epoch; ++s) {
       const std::size_t first = s * opts.batch_size, count = std::min(opts.batch_size, n_train - first);
       std::vector<std::size_t> idx(order.begin() + std::ptrdiff_t(first),
                                    order.begin() + std::ptrdiff_t(first + count));
       labelled_batch<T> b = make_train(idx);
       b.info.mode = phase::train;
+      b.info.pass = step;
       const auto r = classification_step(model, b.input, b.info, b.labels);
       if (opts.zero_gradients) params.zero_grad();
       if (opts.clip > 0) clip_grad_norm(params.grads, opts.clip);
       nn::step(opt, params, schedule(step));
       params.zero_grad();
+      ++step;
       window_loss += r.loss * double(count);
       window_correct += r.correct;
       window_examples += count;
@@ -144,14 +283,16 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
         std::printf("[%s] epoch %zu  step %zu/%zu  loss %.4f  accuracy %5.1f%%  %.0f examples/s  lr %.2e\n",
                     name.c_str(), epoch, s + 1, steps_per_epoch, window_loss / double(window_examples),
                     100.0 * double(window_correct) / double(window_examples), double(window_examples) / sec,
-                    schedule(step));
+                    schedule(step - 1));
         std::fflush(stdout);
         window_loss = 0;
         window_correct = window_examples = 0;
         window_start = now;
       }
+      if (opts.state_every != 0 && step % opts.state_every == 0 && s + 1 < steps_per_epoch)
+        save_state(seconds_so_far());
     }
-    train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    train_seconds = seconds_so_far();
     const std::size_t n_eval = opts.eval_train_limit ? std::min(opts.eval_train_limit, n_train) : n_train;
     std::tie(res.train_loss, res.train_accuracy) = evaluate<T>(model, n_eval, opts.batch_size, make_train);
     std::tie(res.test_loss, res.test_accuracy) = evaluate<T>(model, n_test, opts.batch_size, make_test);
@@ -161,8 +302,10 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
                   100 * res.test_accuracy, train_seconds / double(epoch));
       std::fflush(stdout);
     }
-    on_epoch(epoch_report{name, epoch, step, res.train_loss, res.train_accuracy, res.test_loss, res.test_accuracy,
-                          train_seconds});
+    history.push_back(epoch_report{name, epoch, step, res.train_loss, res.train_accuracy, res.test_loss,
+                                   res.test_accuracy, train_seconds});
+    save_state(train_seconds);
+    on_epoch(history.back());
   }
   res.seconds_per_epoch = train_seconds / double(opts.epochs);
   res.examples_per_second = train_seconds > 0 ? double(opts.epochs * n_train) / train_seconds : 0.0;

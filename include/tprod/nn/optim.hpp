@@ -53,6 +53,24 @@ class adamw {
 
   const adamw_config& config() const { return config_; }
   std::size_t steps() const { return t_; }
+  /// @brief The first and second moments m and v, one tensor per parameter tensor in visiting order (empty before
+  /// the first step): with steps(), everything a saved run needs to continue (nn/training_state.hpp).
+  const std::vector<tensor3<T>>& first_moments() const { return m_; }
+  const std::vector<tensor3<T>>& second_moments() const { return v_; }
+
+  /// @brief Continues from a saved state: `steps` updates taken, moments m and v (empty when steps is 0).
+  /// @throws shape_error when m and v differ in count or shape, or are empty after some steps.
+  void restore(std::size_t steps, std::vector<tensor3<T>> m, std::vector<tensor3<T>> v) {
+    TPROD_EXPECTS(m.size() == v.size() && (steps == 0) == m.empty(),
+                  "nn::adamw::restore: " + std::to_string(m.size()) + " first and " + std::to_string(v.size()) +
+                      " second moments after " + std::to_string(steps) + " steps");
+    for (std::size_t i = 0; i < m.size(); ++i)
+      TPROD_EXPECTS(m[i].m() == v[i].m() && m[i].n() == v[i].n() && m[i].p() == v[i].p(),
+                    "nn::adamw::restore: moment " + std::to_string(i) + " is " + m[i].shape() + " and " + v[i].shape());
+    t_ = steps;
+    m_ = std::move(m);
+    v_ = std::move(v);
+  }
 
   /// @brief One update of every tensor in params with the matching gradient, at learning rate lr
   /// (config().lr when lr < 0, e.g. a schedule's value otherwise).

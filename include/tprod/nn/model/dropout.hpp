@@ -3,8 +3,9 @@
 /// @brief Inverted dropout as a stateful layer: in training every element is kept with probability 1 − r and
 /// scaled by 1/(1 − r), so evaluation (the identity) needs no rescaling.
 ///
-/// The mask of the n-th training forward pass is drawn from a generator seeded with (seed, n), so a run is
-/// reproducible from its seed and does not depend on how many evaluation passes came between.
+/// The mask of a training forward pass is drawn from a generator seeded with (seed, n), n = batch::pass when the
+/// caller sets it (nn::fit: the optimizer step) and otherwise the layer's count of its training passes, so a run is
+/// reproducible from its seed, a resumed run draws the same masks, and evaluation passes in between change nothing.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -28,8 +29,8 @@ struct dropout {
   const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
     active_ = b.mode == phase::train && rate > 0;
     if (!active_) return x;
-    std::seed_seq seq{std::uint32_t(seed), std::uint32_t(seed >> 32), std::uint32_t(passes_), std::uint32_t(passes_ >> 32)};
-    ++passes_;
+    const std::uint64_t n = b.pass.value_or(passes_++);
+    std::seed_seq seq{std::uint32_t(seed), std::uint32_t(seed >> 32), std::uint32_t(n), std::uint32_t(n >> 32)};
     std::mt19937 rng(seq);
     // Element kept when a uniform 32-bit draw is at least r·2³² (one draw per element, no floating point).
     const auto threshold = std::uint32_t(std::min(rate * 4294967296.0, 4294967295.0));

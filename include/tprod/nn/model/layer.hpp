@@ -17,8 +17,10 @@
 /// reads the batch size, the valid lengths (padding) and the phase (train or eval) from it.
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tprod/nn/optim.hpp"
@@ -30,10 +32,18 @@ enum class phase { train, eval };
 
 /// @brief What a forward pass knows about its batch besides the activations.
 struct batch {
+  batch(std::size_t batch_size = 0, std::vector<std::size_t> token_ids = {}, std::vector<std::size_t> valid = {},
+        phase m = phase::train)
+      : size(batch_size), tokens(std::move(token_ids)), lengths(std::move(valid)), mode(m) {}
+
   std::size_t size = 0;              ///< B, the number of sequences (or images)
   std::vector<std::size_t> tokens;   ///< B·T token ids, row b·T + t (token-embedding models only)
   std::vector<std::size_t> lengths;  ///< valid tokens of every sequence, the rest is padding; empty: all valid
   phase mode = phase::train;
+  /// The training step this pass belongs to; dropout draws its mask from (its seed, pass). nn::fit sets it to the
+  /// optimizer step, so that a resumed run draws the masks an uninterrupted one would; unset, each dropout layer
+  /// counts its own training passes.
+  std::optional<std::uint64_t> pass;
 };
 
 /// @brief The stateful layer (see the file comment).
