@@ -231,6 +231,9 @@ TEST_CASE("nn::fit refuses to resume from a state with other settings or from a 
   CHECK_THROWS_WITH_AS(longer.run(other), doctest::Contains("written with epochs = 1, this run has epochs = 2"),
                        tprod::argument_error);
 
+  auto untouched = nn::make_text_classifier<double>(resumable_run::config(), tprod::dct{});
+  CHECK(parameter_values(other) == parameter_values(untouched));  // the refused state changed nothing
+
   tprod::nn::save_checkpoint<double>(dir / "weights.safetensors", model);
   resumable_run from_weights(dir / "weights.safetensors");
   from_weights.options.resume = true;

@@ -195,7 +195,10 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
   if (opts.resume && !opts.state_file.empty()) {
     if (std::filesystem::exists(opts.state_file)) {
       const std::string file = opts.state_file.string();
-      const auto meta = load_training_state(opts.state_file, model, opt);
+      // Everything the metadata says is checked before the state is loaded, so a refused state changes nothing.
+      const auto meta = io::safetensors_reader(opts.state_file).metadata();
+      if (!meta.count("fit.step"))
+        throw io_error(file + ": not a training state written by nn::fit (its metadata has no 'fit.step')");
       for (const auto& [key, value] : settings) {
         const auto it = meta.find(key);
         if (it == meta.end() || it->second != value)
@@ -204,9 +207,9 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
                                key.substr(4) + " = " + value + " (a resumed run needs the same settings)");
       }
       step = detail::saved_count(meta, "fit.step", file);
-      if (step != opt.steps() || step > opts.epochs * steps_per_epoch)
+      if (step != detail::saved_count(meta, "adamw.steps", file) || step > opts.epochs * steps_per_epoch)
         throw io_error(file + ": its step " + std::to_string(step) + " does not match AdamW's " +
-                       std::to_string(opt.steps()) + " steps or the run's " +
+                       meta.at("adamw.steps") + " steps or lies beyond the run's " +
                        std::to_string(opts.epochs * steps_per_epoch));
       train_seconds = std::strtod(meta.count("fit.train_seconds") ? meta.at("fit.train_seconds").c_str() : "0",
                                   nullptr);
@@ -214,6 +217,7 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       if (history.size() != step / steps_per_epoch)
         throw io_error(file + ": holds " + std::to_string(history.size()) + " evaluations after step " +
                        std::to_string(step) + " (" + std::to_string(step / steps_per_epoch) + " epochs)");
+      load_training_state(opts.state_file, model, opt);  // the tensors: strict, all or nothing
       if (talk && step == opts.epochs * steps_per_epoch)
         std::printf("[%s] %s holds the finished run (%zu steps): nothing to train\n", name.c_str(), file.c_str(), step);
       else if (talk)
