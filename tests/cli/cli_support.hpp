@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../io/scratch_dir.hpp"
+#include "scratch_dir.hpp"
 #include "tprod/io.hpp"
 
 namespace tprod::cli_test {

@@ -1,6 +1,6 @@
 // Tests of transform/dct.hpp, dft.hpp, matrix_transform.hpp, identity_transform.hpp and transformed.hpp:
 // the pinned normalizations against values built here from the definitions, round trips, both paths, errors.
-#include "../io/scratch_dir.hpp"
+#include "scratch_dir.hpp"
 #include "tprod_test.hpp"
 
 using namespace tprod;
