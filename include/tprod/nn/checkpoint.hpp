@@ -10,6 +10,9 @@
 /// Needs nlohmann-json: link tprod::io.
 #include <filesystem>
 #include <map>
+#include <set>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "tprod/io/safetensors.hpp"
@@ -31,23 +34,27 @@ void save_checkpoint(const std::filesystem::path& file, M& model,
 
 namespace detail {
 
-/// @brief Loads the tensors of `r` into `targets` (name → tensor of the expected shape): every target must be in the
-/// file with dtype T and its shape, and the file must hold nothing else; everything is read and checked before
-/// anything is overwritten. @throws io_error, shape_error naming the file and the tensor.
+/// @brief Loads the tensors of `r` into `targets` (name and tensor of the expected shape, in the model's visiting
+/// order, which is the order problems are reported in): every target must be in the file with dtype T and its shape,
+/// and the file must hold nothing else; everything is read and checked before anything is overwritten.
+/// @throws io_error, shape_error naming the file and the tensor.
 template <std::floating_point T>
-void load_strictly(const io::safetensors_reader& r, const std::map<std::string, tensor3<T>*>& targets,
+void load_strictly(const io::safetensors_reader& r, const std::vector<std::pair<std::string, tensor3<T>*>>& targets,
                    const std::string& what) {
-  for (const auto& [name, _] : targets)
-    if (!r.contains(name)) throw io_error(r.name() + ": has no tensor '" + name + "' (" + what + ")");
-  for (const auto& name : r.names())
-    if (!targets.count(name)) throw io_error(r.name() + ": tensor '" + name + "' is not " + what);
-  std::map<std::string, tensor3<T>> loaded;
-  for (const auto& [name, t] : targets) {
-    tensor3<T> staged(t->m(), t->n(), t->p());
-    r.load_into(name, staged);
-    loaded.emplace(name, std::move(staged));
+  std::set<std::string> expected;
+  for (const auto& [name, _] : targets) {
+    if (!r.contains(name)) throw io_error(r.name() + ": has no tensor for the " + what + " '" + name + "'");
+    expected.insert(name);
   }
-  for (const auto& [name, t] : targets) *t = std::move(loaded.at(name));
+  for (const auto& name : r.names())
+    if (!expected.count(name)) throw io_error(r.name() + ": tensor '" + name + "' is not a " + what);
+  std::vector<tensor3<T>> loaded;
+  loaded.reserve(targets.size());
+  for (const auto& [name, t] : targets) {
+    loaded.emplace_back(t->m(), t->n(), t->p());
+    r.load_into(name, loaded.back());
+  }
+  for (std::size_t i = 0; i < targets.size(); ++i) *targets[i].second = std::move(loaded[i]);
 }
 
 }  // namespace detail
@@ -58,9 +65,9 @@ void load_strictly(const io::safetensors_reader& r, const std::map<std::string, 
 template <std::floating_point T, layer<T> M>
 std::map<std::string, std::string> load_checkpoint(const std::filesystem::path& file, M& model) {
   const io::safetensors_reader r(file);
-  std::map<std::string, tensor3<T>*> targets;
-  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>&) { targets.emplace(name, &v); });
-  detail::load_strictly<T>(r, targets, "a parameter of the model");
+  std::vector<std::pair<std::string, tensor3<T>*>> targets;
+  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>&) { targets.emplace_back(name, &v); });
+  detail::load_strictly<T>(r, targets, "model's parameter");
   return r.metadata();
 }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <stdexcept>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -66,24 +67,23 @@ std::map<std::string, std::string> load_training_state(const std::filesystem::pa
   } catch (const std::logic_error&) {
     throw io_error(r.name() + ": not a training state (its metadata has no step count 'adamw.steps')");
   }
-  std::map<std::string, tensor3<T>*> targets;
-  std::vector<std::pair<std::string, tensor3<T>*>> params;
-  model.for_each_parameter([&](std::string_view name, tensor3<T>& value, tensor3<T>&) {
-    targets.emplace(name, &value);
-    params.emplace_back(name, &value);
-  });
+  std::vector<std::pair<std::string, tensor3<T>*>> targets;
+  model.for_each_parameter(
+      [&](std::string_view name, tensor3<T>& value, tensor3<T>&) { targets.emplace_back(name, &value); });
+  const std::size_t count = targets.size();
   std::vector<tensor3<T>> m, v;
   if (steps > 0) {
-    m.reserve(params.size());  // the targets point into m and v: no reallocation
-    v.reserve(params.size());
-    for (const auto& [name, value] : params) {
+    m.reserve(count);  // the targets point into m and v: no reallocation
+    v.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto [name, value] = targets[i];
       m.emplace_back(value->m(), value->n(), value->p());
       v.emplace_back(value->m(), value->n(), value->p());
-      targets.emplace("adamw.m." + name, &m.back());
-      targets.emplace("adamw.v." + name, &v.back());
+      targets.emplace_back("adamw.m." + name, &m.back());
+      targets.emplace_back("adamw.v." + name, &v.back());
     }
   }
-  detail::load_strictly<T>(r, targets, "a parameter of the model or an AdamW moment");
+  detail::load_strictly<T>(r, targets, "model's parameter or AdamW moment");
   optimizer.restore(steps, std::move(m), std::move(v));
   return meta;
 }
