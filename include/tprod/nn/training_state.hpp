@@ -23,15 +23,18 @@ namespace tprod::nn {
 
 /// @brief Writes the parameters of `model`, the moments and step count of `optimizer` (which steps that model's
 /// parameters, in their visiting order) and the `progress` strings to `file`, atomically.
-/// @throws shape_error when the optimizer holds moments for a different number of tensors; io_error naming the file.
+/// @throws shape_error when the optimizer's moments do not match the model's tensors (count or shape, naming the
+///         tensor); io_error naming the file.
 template <std::floating_point T, layer<T> M>
 void save_training_state(const std::filesystem::path& file, M& model, const adamw<T>& optimizer,
                          const std::map<std::string, std::string>& progress = {}) {
   io::safetensors_writer w;
   std::vector<std::string> names;
-  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>&) {
-    w.add(std::string(name), v);
+  std::vector<const tensor3<T>*> values;
+  model.for_each_parameter([&](std::string_view name, tensor3<T>& value, tensor3<T>&) {
+    w.add(std::string(name), value);
     names.emplace_back(name);
+    values.push_back(&value);
   });
   const auto& m = optimizer.first_moments();
   const auto& v = optimizer.second_moments();
@@ -39,6 +42,9 @@ void save_training_state(const std::filesystem::path& file, M& model, const adam
                 "nn::save_training_state: the optimizer holds moments for " + std::to_string(m.size()) +
                     " tensors, the model has " + std::to_string(names.size()));
   for (std::size_t i = 0; i < m.size(); ++i) {
+    TPROD_EXPECTS(m[i].m() == values[i]->m() && m[i].n() == values[i]->n() && m[i].p() == values[i]->p(),
+                  "nn::save_training_state: the optimizer's moment for " + names[i] + " is " + m[i].shape() +
+                      ", the parameter is " + values[i]->shape());
     w.add("adamw.m." + names[i], m[i]);
     w.add("adamw.v." + names[i], v[i]);
   }
