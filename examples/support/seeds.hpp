@@ -23,7 +23,7 @@ inline std::vector<model_summary> combine_seeds(const std::vector<std::vector<mo
   std::vector<model_summary> out = runs.front();
   for (std::size_t m = 0; m < out.size(); ++m) {
     model_summary& s = out[m];
-    std::vector<double> train, test, seconds, test_runs;
+    std::vector<double> train, test, seconds;
     for (const auto& run : runs) {
       if (run.size() != out.size() || run[m].name != s.name)
         throw std::logic_error("combine_seeds: the seeds' runs name different models");
