@@ -115,16 +115,6 @@ std::vector<variant> parse_models(const std::string& list, nn::alpha_strategy ma
   return out;
 }
 
-/// @brief The trainable scalars whose names start with `prefix` ("encoder." for the encoder).
-template <class Model>
-std::size_t parameter_count(Model& model, const std::string& prefix = "") {
-  std::size_t n = 0;
-  model.for_each_parameter([&](std::string_view name, tensor3<float>& v, tensor3<float>&) {
-    if (name.substr(0, prefix.size()) == prefix) n += v.size();
-  });
-  return n;
-}
-
 struct run_setup {
   nn::text_classifier_config base;  ///< Std's config; a variant changes slices, layers and positions
   examples::fit_config fit;
@@ -154,17 +144,13 @@ examples::model_summary train_variant(const variant& v, const L& transform, cons
     nn::save_checkpoint<float>(setup.checkpoints / (log.file_name(v.name) + ".safetensors"), model, meta);
 
   // The encoder's parameters without a learned transform's S (counted apart, like the learnable α).
-  examples::model_summary s{v.name, parameter_count(model),
-                            parameter_count(model, "encoder.") - parameter_count(model, "encoder.transform.")};
-  s.train_accuracy = r.train_accuracy;
-  s.test_accuracy = r.test_accuracy;
-  s.seconds_per_epoch = r.seconds_per_epoch;
-  s.extra = {{"slices", cfg.slices},
-             {"layers", cfg.layers},
-             {"positions", v.learnable_positions ? "learnable" : std::string(nn::name(cfg.positions))},
-             {"transform", transform_name},
-             {"test_loss", r.test_loss},
-             {"examples_per_second", r.examples_per_second}};
+  const std::size_t encoder =
+      examples::parameter_count(model, "encoder.") - examples::parameter_count(model, "encoder.transform.");
+  auto s = examples::summary_of(v.name, examples::parameter_count(model), encoder, r);
+  s.extra.update({{"slices", cfg.slices},
+                  {"layers", cfg.layers},
+                  {"positions", v.learnable_positions ? "learnable" : std::string(nn::name(cfg.positions))},
+                  {"transform", transform_name}});
   if constexpr (requires { transform.base_matrix(); }) {
     // How far training moved Z from the DCT: ‖Z − Z₀‖_F, and the largest change of an entry.
     const Eigen::MatrixXd moved = transform.matrix() - transform.base_matrix();

@@ -49,15 +49,8 @@ using model_type = nn::text_classifier<float, identity_transform>;
 /// @brief The summary row of a model: trainable parameters while it was trained, the encoder's share of them.
 template <class Model>
 examples::model_summary summarize(const std::string& name, Model& trained, const examples::fit_result& r) {
-  const auto params = nn::parameters<float>(trained);
-  examples::model_summary s{name, params.count(), 0};
-  for (std::size_t i = 0; i < params.size(); ++i)
-    if (params.values.names[i].starts_with("encoder.")) s.encoder_parameters += params.values.tensors[i]->size();
-  s.train_accuracy = r.train_accuracy;
-  s.test_accuracy = r.test_accuracy;
-  s.seconds_per_epoch = r.seconds_per_epoch;
-  s.extra = {{"test_loss", r.test_loss}, {"examples_per_second", r.examples_per_second}};
-  return s;
+  return examples::summary_of(name, examples::parameter_count(trained), examples::parameter_count(trained, "encoder."),
+                              r);
 }
 
 int run(int argc, char** argv) {

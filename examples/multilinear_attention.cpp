@@ -62,13 +62,8 @@ examples::model_summary train_model(const std::string& name, Model model, const 
   const auto r = examples::fit<float>(model, name, train.size(), make_train, test.size(), make_test, setup.fit, log);
   meta.insert(setup.metadata.begin(), setup.metadata.end());
   nn::save_checkpoint<float>(setup.checkpoints / (log.file_name(name) + ".safetensors"), model, meta);
-  examples::model_summary s{name, nn::parameters<float>(model).count(),
-                            nn::parameters<float>(model.template get<3>()).count()};
-  s.train_accuracy = r.train_accuracy;
-  s.test_accuracy = r.test_accuracy;
-  s.seconds_per_epoch = r.seconds_per_epoch;
-  s.extra = {{"test_loss", r.test_loss}, {"examples_per_second", r.examples_per_second}};
-  return s;
+  return examples::summary_of(name, nn::parameters<float>(model).count(),
+                              nn::parameters<float>(model.template get<3>()).count(), r);
 }
 
 /// @brief Builds the model `name` (standard, dimension-wise or multilinear: the same classifier with another

@@ -180,19 +180,11 @@ examples::model_summary run_model(const model_setup& m, const L& transform, cons
   const auto r = examples::fit<T>(model, m.name, train.size(), make_train, test.size(), make_test, fit_cfg, log);
   nn::save_checkpoint<T>(out / "checkpoints" / (log.file_name(m.name) + ".safetensors"), model,
                          checkpoint_metadata(m, mean, sd));
-  examples::model_summary s;
-  s.name = m.name;
-  s.parameters = nn::parameters<T>(model).count();
   // The encoder as paper 001 counts it: the layers and the final LayerNorm.
-  s.encoder_parameters =
+  const std::size_t encoder =
       nn::parameters<T>(model.template get<4>()).count() + nn::parameters<T>(model.template get<6>()).count();
-  s.train_accuracy = r.train_accuracy;
-  s.test_accuracy = r.test_accuracy;
-  s.seconds_per_epoch = r.seconds_per_epoch;
-  s.extra = {{"test_loss", r.test_loss},
-             {"examples_per_second", r.examples_per_second},
-             {"slices", slices},
-             {"transform", m.transform}};
+  auto s = examples::summary_of(m.name, nn::parameters<T>(model).count(), encoder, r);
+  s.extra.update({{"slices", slices}, {"transform", m.transform}});
   return s;
 }
 

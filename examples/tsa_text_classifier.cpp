@@ -125,9 +125,8 @@ examples::model_summary train_one(const model_spec& spec, Attention attention, c
                              {"damping", std::to_string(ctx.damping)},
                              {"vocabulary", std::to_string(ctx.vocabulary)},
                              {"classes", std::to_string(ctx.classes)}});
-  examples::model_summary s{spec.name(), nn::parameters<real>(model).count(), attention_parameters,
-                            r.train_accuracy, r.test_accuracy, r.seconds_per_epoch};
-  s.extra = {{"attention", spec.attention}, {"width", spec.width}, {"examples_per_second", r.examples_per_second}};
+  auto s = examples::summary_of(spec.name(), nn::parameters<real>(model).count(), attention_parameters, r);
+  s.extra.update({{"attention", spec.attention}, {"width", spec.width}});
   return s;
 }
 

@@ -4,9 +4,9 @@
 #
 #   scripts/run-example.sh NAME [options...]
 #
-# NAME: any program in examples/ (ls examples/*.cpp): ltransformer_text, mpo_finetune, multilinear_attention,
-# tcp_vit, tensorllm_denoise (after ltransformer_text), tsa_text_classifier, quickstart, distributed_product (on 2
-# MPI ranks).
+# NAME: any program in examples/ (ls examples/*.cpp): ltransformer_text, language_model, mpo_finetune,
+# multilinear_attention, tcp_vit, tensorllm_denoise (after ltransformer_text), tsa_text_classifier, quickstart,
+# distributed_product (on 2 MPI ranks).
 # Writes example-output/NAME/ (log CSV, plot PNG, checkpoints/, summary.json); options go to the program
 # (--quick for a short run, --help for the list).
 set -euo pipefail

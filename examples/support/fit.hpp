@@ -32,6 +32,15 @@ inline fit_config fit_defaults(const options& o) {
   return c;
 }
 
+/// @brief A model's line of the summary from its fit: the accuracies, the seconds per epoch, and test_loss and
+/// examples_per_second among the extras (an example adds its own with s.extra[...] or s.extra.update).
+inline model_summary summary_of(const std::string& name, std::size_t parameters, std::size_t encoder_parameters,
+                                const fit_result& r) {
+  model_summary s{name, parameters, encoder_parameters, r.train_accuracy, r.test_accuracy, r.seconds_per_epoch};
+  s.extra = {{"test_loss", r.test_loss}, {"examples_per_second", r.examples_per_second}};
+  return s;
+}
+
 /// @brief nn::fit with each epoch's evaluation logged under `name`.
 template <class T, class Model, class MakeTrain, class MakeTest>
 fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeTrain&& make_train, std::size_t n_test,

@@ -15,8 +15,8 @@ namespace tprod::examples {
 
 /// @brief One summary per model from its runs (runs[k][m]: model m under the k-th of `seeds`; the same models in
 /// the same order for every seed). Every number is the mean over the runs; train_accuracy, test_accuracy,
-/// seconds_per_epoch and test_loss get "<field>_sd" beside them; "seeds" lists the seeds and "test_accuracy_runs"
-/// each run's test accuracy. @throws std::logic_error when the runs name different models.
+/// seconds_per_epoch and every floating-point extra (test_loss, …) get "<field>_sd" beside them; "seeds" lists the
+/// seeds and "test_accuracy_runs" each run's test accuracy. @throws std::logic_error when the runs name different models.
 inline std::vector<model_summary> combine_seeds(const std::vector<std::vector<model_summary>>& runs,
                                                 const std::vector<std::uint64_t>& seeds) {
   if (runs.empty()) return {};
@@ -39,15 +39,17 @@ inline std::vector<model_summary> combine_seeds(const std::vector<std::vector<mo
     put("train_accuracy", train, s.train_accuracy);
     put("test_accuracy", test, s.test_accuracy);
     put("seconds_per_epoch", seconds, s.seconds_per_epoch);
-    for (auto& [key, value] : s.extra.items()) {  // the example's own numbers: their means
+    nlohmann::json sds = nlohmann::json::object();
+    for (auto& [key, value] : s.extra.items()) {  // the example's own numbers: their means, and the sd of any float
       if (!value.is_number() || key.ends_with("_sd")) continue;
       std::vector<double> xs;
       for (const auto& run : runs)
         if (run[m].extra.contains(key) && run[m].extra[key].is_number()) xs.push_back(run[m].extra[key].get<double>());
       const spread sp = spread_of(xs);
+      if (value.is_number_float()) sds[key + "_sd"] = sp.sd;
       if (value.is_number_float() || sp.sd != 0) value = sp.mean;
-      if (key == "test_loss") s.extra["test_loss_sd"] = sp.sd;
     }
+    s.extra.update(sds);
     s.extra["seeds"] = seeds;
     s.extra["test_accuracy_runs"] = test;
   }

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,17 @@ struct model_summary {
   double train_accuracy = 0, test_accuracy = 0, seconds_per_epoch = 0;
   nlohmann::json extra = nlohmann::json::object();
 };
+
+/// @brief The trainable scalars of a model whose parameter names start with `prefix` (all for ""; "encoder." for
+/// a classifier's encoder).
+template <class Model>
+std::size_t parameter_count(Model& model, const std::string& prefix = "") {
+  std::size_t n = 0;
+  model.for_each_parameter([&](std::string_view name, auto& value, auto&) {
+    if (name.substr(0, prefix.size()) == prefix) n += value.size();
+  });
+  return n;
+}
 
 inline void write_whole_file(const std::filesystem::path& file, const std::string& text) {
   io::atomic_file out(file);
@@ -100,10 +112,16 @@ inline spread spread_of(const std::vector<double>& xs) {
   return s;
 }
 
-/// @brief Draws test accuracy and training loss per epoch for every model into a PNG with gnuplot (Debian:
-/// gnuplot-nox): with several seeds, the mean over them with ± one sd as error bars. Returns false, with a message,
-/// when gnuplot is missing or fails; the CSV has the same numbers.
-inline bool plot_training_curves(const training_log& log, const std::filesystem::path& png, const std::string& title) {
+/// @brief What the left panel of plot_training_curves shows: the test accuracy (%), or the test perplexity
+/// exp(test loss) of a language model, whose loss is the cross-entropy per token.
+enum class test_curve { accuracy, perplexity };
+
+/// @brief Draws the test curve (accuracy or perplexity) and the training loss per epoch for every model into a PNG
+/// with gnuplot (Debian: gnuplot-nox): with several seeds, the mean over them with ± one sd as error bars. Returns
+/// false, with a message, when gnuplot is missing or fails; the CSV has the same numbers.
+inline bool plot_training_curves(const training_log& log, const std::filesystem::path& png, const std::string& title,
+                                 test_curve left = test_curve::accuracy) {
+  const bool perplexity = left == test_curve::perplexity;
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     std::fprintf(stderr, "note: gnuplot not found (apt-get install gnuplot-nox): no plot; the numbers are in %s\n",
                  log.file().c_str());
@@ -116,14 +134,15 @@ inline bool plot_training_curves(const training_log& log, const std::filesystem:
   std::ostringstream d;  // one gnuplot data block per model, separated by two blank lines (index i)
   bool several_seeds = false;
   for (const auto& m : models) {
-    d << "# " << m << ": epoch, test accuracy (%) mean and sd, training loss mean and sd over the seeds\n";
+    d << "# " << m << ": epoch, test " << (perplexity ? "perplexity" : "accuracy (%)")
+      << " mean and sd, training loss mean and sd over the seeds\n";
     std::map<std::size_t, std::vector<const log_row*>> by_epoch;
     for (const auto& r : log.rows())
       if (r.model == m) by_epoch[r.epoch].push_back(&r);
     for (const auto& [epoch, rows] : by_epoch) {
       std::vector<double> accuracy, loss;
       for (const auto* r : rows) {
-        accuracy.push_back(100 * r->test_accuracy);
+        accuracy.push_back(perplexity ? std::exp(r->test_loss) : 100 * r->test_accuracy);
         loss.push_back(r->train_loss);
       }
       several_seeds = several_seeds || rows.size() > 1;
@@ -142,8 +161,8 @@ inline bool plot_training_curves(const training_log& log, const std::filesystem:
   g << "set terminal pngcairo size 1100,450 noenhanced font ',10'\nset output '" << tmp.string() << "'\n"
     << "set multiplot layout 1,2 title '" << title << (several_seeds ? " (mean ± sd over the seeds)" : "")
     << "'\nset grid\nset offsets graph 0.04, graph 0.04, 0, 0\n" << (last_epoch <= 20 ? "set xtics 1\n" : "")
-    << "set key bottom right\nset xlabel 'epoch'\n"
-    << "set ylabel 'test accuracy (%)'\nplot ";
+    << (perplexity ? "set key top right" : "set key bottom right") << "\nset xlabel 'epoch'\n"
+    << (perplexity ? "set ylabel 'test perplexity'" : "set ylabel 'test accuracy (%)'") << "\nplot ";
   for (std::size_t i = 0; i < models.size(); ++i)
     g << (i ? ", " : "") << "'" << dat.string() << "' index " << i << " using " << accuracy_columns << " with "
       << style << " title '" << models[i] << "'";

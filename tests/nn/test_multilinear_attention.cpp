@@ -2,6 +2,8 @@
 // masks, gradients, errors, parameter counts, and both inside an encoder layer.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "nn_test_util.hpp"
 #include "tprod/decomp/multilinear_attention.hpp"
 #include "tprod/nn/model/attention_layer.hpp"
@@ -38,21 +40,26 @@ std::vector<tprod::ndtensor<double>> dense_cores(const mla_params& a) {
 }
 
 /// Eq. 2 per sequence with the decomp functions (which form 𝒯 ∈ ℝ^{N×N×N}), padded K′ and V′ rows zeroed.
-t3 dense_reference(const mla_params& a, const t3& x, std::size_t batch, const std::vector<std::size_t>& lengths) {
+/// Causal: output i from its own evaluation with the K′ and V′ rows of the tokens after i zeroed as well, so that
+/// 𝒯(i, j, m) keeps only j, m ≤ i.
+t3 dense_reference(const mla_params& a, const t3& x, std::size_t batch, const std::vector<std::size_t>& lengths,
+                   bool causal = false) {
   const std::size_t n = a.length(), r = a.rank();
   const dmat w = slice(a.w_qkv.data(), 0), bias = slice(a.b_qkv.data(), 0);
   t3 y(batch * n, a.width(), 1);
   for (std::size_t b = 0; b < batch; ++b) {
     const dmat qkv = add_bias(rows_of(x, b, n) * w, bias);
-    dmat k = qkv.middleCols(Eigen::Index(r), Eigen::Index(r)), v = qkv.rightCols(Eigen::Index(r));
     const auto valid = Eigen::Index(lengths.empty() ? n : lengths[b]);
-    k.bottomRows(Eigen::Index(n) - valid).setZero();
-    v.bottomRows(Eigen::Index(n) - valid).setZero();
-    const dmat yb = add_bias(
-        tprod::multilinear_attention(dense_cores(a), qkv.leftCols(Eigen::Index(r)), k, v, slice(a.w_o.data(), 0)),
-        slice(a.b_o.data(), 0));
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < n; ++i) {
+      const Eigen::Index seen = causal ? std::min(valid, Eigen::Index(i) + 1) : valid;
+      dmat k = qkv.middleCols(Eigen::Index(r), Eigen::Index(r)), v = qkv.rightCols(Eigen::Index(r));
+      k.bottomRows(Eigen::Index(n) - seen).setZero();
+      v.bottomRows(Eigen::Index(n) - seen).setZero();
+      const dmat yb = add_bias(
+          tprod::multilinear_attention(dense_cores(a), qkv.leftCols(Eigen::Index(r)), k, v, slice(a.w_o.data(), 0)),
+          slice(a.b_o.data(), 0));
       for (std::size_t c = 0; c < a.width(); ++c) y(b * n + i, c, 0) = yb(Eigen::Index(i), Eigen::Index(c));
+    }
   }
   return y;
 }
@@ -111,6 +118,20 @@ TEST_CASE("multi-linear attention equals eq. 2 formed densely with the decomp fu
                                                            nn::multilinear_core::full);
     const t3 ref = dense_reference(a, x, batch, {3, 1});
     CHECK(max_diff(nn::multilinear_attention_forward(a, x, batch, {false, {3, 1}}).first, ref) <= tol(ref));
+  }
+  SUBCASE("causal: P = 3, superdiagonal cores, with and without padding") {
+    auto a = nn::make_multilinear_attention_params<double>(d, n, r, 3, 1, tprod::identity_transform{}, 8);
+    const t3 ref = dense_reference(a, x, batch, {}, true);
+    CHECK(max_diff(nn::multilinear_attention_forward(a, x, batch, {true, {}}).first, ref) <= tol(ref));
+    CHECK(max_diff(ref, dense_reference(a, x, batch, {})) > 1e-3);  // the mask changes the outputs
+    const t3 padded = dense_reference(a, x, batch, {2, 4}, true);
+    CHECK(max_diff(nn::multilinear_attention_forward(a, x, batch, {true, {2, 4}}).first, padded) <= tol(padded));
+  }
+  SUBCASE("causal: P = 2, full cores, padding") {
+    auto a = nn::make_multilinear_attention_params<double>(d, n, r, 2, 1, tprod::identity_transform{}, 9,
+                                                           nn::multilinear_core::full);
+    const t3 ref = dense_reference(a, x, batch, {3, 4}, true);
+    CHECK(max_diff(nn::multilinear_attention_forward(a, x, batch, {true, {3, 4}}).first, ref) <= tol(ref));
   }
 }
 
@@ -174,6 +195,12 @@ TEST_CASE("multi-linear and dimension-wise attention gradients pass finite diffe
   }
   SUBCASE("multi-linear, full cores, P = 2, non-orthogonal transform") {
     check_multilinear_gradients(random_transform(2, 5), 2, nn::multilinear_core::full, 2, {false, {4, 2}});
+  }
+  SUBCASE("multi-linear, causal, superdiagonal, P = 2, dct, padding") {
+    check_multilinear_gradients(tprod::dct{}, 2, nn::multilinear_core::superdiagonal, 2, {true, {3, 4}});
+  }
+  SUBCASE("multi-linear, causal, full cores, P = 1, non-orthogonal transform") {
+    check_multilinear_gradients(random_transform(2, 5), 2, nn::multilinear_core::full, 1, {true, {}});
   }
   SUBCASE("dimension-wise, dct, padding") {
     const std::size_t batch = 2, len = 4, d = 4, p = 2;
@@ -260,8 +287,6 @@ TEST_CASE("multi-linear and dimension-wise attention reject what they cannot com
   auto a = nn::make_multilinear_attention_params<double>(4, 3, 2, 1, 1, tprod::identity_transform{}, 1);
   CHECK_THROWS_AS(nn::multilinear_attention_forward(a, random_tensor3<double>(8, 4, 1, 1), 2), tprod::shape_error);
   CHECK_THROWS_AS(nn::multilinear_attention_forward(a, random_tensor3<double>(6, 5, 1, 1), 2), tprod::shape_error);
-  CHECK_THROWS_AS(nn::multilinear_attention_forward(a, random_tensor3<double>(6, 4, 1, 1), 2, {true, {}}),
-                  tprod::shape_error);
   CHECK_THROWS_AS(nn::multilinear_attention_forward(a, random_tensor3<double>(6, 4, 1, 1), 2, {false, {4, 1}}),
                   tprod::shape_error);
   CHECK_THROWS_AS(nn::make_multilinear_attention_params<double>(4, 0, 2, 1, 1, tprod::identity_transform{}, 1),

@@ -85,6 +85,32 @@ TEST_CASE("softmax cross-entropy: value, gradient, stability") {
   CHECK_THROWS_AS(nn::softmax_cross_entropy(big, {0, 1}), tprod::shape_error);
 }
 
+TEST_CASE("softmax cross-entropy: rows labelled ignore_label take no part") {
+  // The loss over rows {0, 2, 3} with row 1 ignored equals the loss of the 3-row tensor without row 1, and row 1's
+  // gradient is zero: an independent computation by dropping the row.
+  const t3 z = random_tensor3<double>(4, 5, 1, 7) * 3.0;
+  const std::vector<std::size_t> labels{4, nn::ignore_label, 0, 2};
+  t3 kept(3, 5, 1);
+  for (std::size_t j = 0; j < 5; ++j) {
+    kept(0, j, 0) = z(0, j, 0);
+    kept(1, j, 0) = z(2, j, 0);
+    kept(2, j, 0) = z(3, j, 0);
+  }
+  const auto r = nn::softmax_cross_entropy(z, labels);
+  const auto ref = nn::softmax_cross_entropy(kept, {4, 0, 2});
+  CHECK(r.counted == 3);
+  CHECK(ref.counted == 3);
+  CHECK(r.loss == doctest::Approx(ref.loss).epsilon(1e-15));
+  for (std::size_t j = 0; j < 5; ++j) {
+    CHECK(r.d_logits(1, j, 0) == 0.0);
+    CHECK(r.d_logits(0, j, 0) == doctest::Approx(ref.d_logits(0, j, 0)).epsilon(1e-15));
+    CHECK(r.d_logits(3, j, 0) == doctest::Approx(ref.d_logits(2, j, 0)).epsilon(1e-15));
+  }
+  CHECK(r.predicted.size() == 4);  // every row still gets its argmax
+  CHECK_THROWS_WITH_AS(nn::softmax_cross_entropy(kept, {nn::ignore_label, nn::ignore_label, nn::ignore_label}),
+                       doctest::Contains("every one of the 3 labels is ignore_label"), tprod::shape_error);
+}
+
 TEST_CASE("AdamW: decoupled weight decay and bias-corrected moments, step by step") {
   nn::layer_norm_params<double> prm = nn::make_layer_norm_params<double>(2, 1);
   prm.gamma(0, 0, 0) = 0.5;

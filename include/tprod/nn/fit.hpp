@@ -4,6 +4,10 @@
 /// schedule and global gradient-norm clipping (paper 000, Table 5), an evaluation on both splits after every epoch,
 /// progress lines on stdout, and an `on_epoch` callback for the caller's own log or checkpoints.
 ///
+/// A language model trains through the same loop as a classifier of every position's next token: its batch
+/// carries one label per position (ignore_label at padding), and the losses and accuracies reported are means
+/// over the labelled positions (per token), so exp(test_loss) is the held-out perplexity.
+///
 /// The data stay the caller's: `make_train(indices)` and `make_test(indices)` build a labelled_batch of the
 /// examples at those indices (0-based positions in the split), so any dataset, tokenized or not, plugs in.
 /// Repeatable: the batch order comes from `fit_options::seed` (std::mt19937_64) and dropout's masks from the step
@@ -38,7 +42,7 @@
 namespace tprod::nn {
 
 /// @brief A batch as a classifier takes it: the input tensor (empty for token models), the batch description
-/// (size, tokens, lengths; fit sets the phase) and one label per example.
+/// (size, tokens, lengths; fit sets the phase) and one label per example (per position for a language model).
 template <class T>
 struct labelled_batch {
   tensor3<T> input;
@@ -85,7 +89,7 @@ std::pair<double, double> evaluate(Model& model, std::size_t count, std::size_t 
   if (count == 0) return {0.0, 0.0};
   if (batch_size == 0) throw argument_error("nn::evaluate: batch_size must be at least 1");
   double loss = 0;
-  std::size_t correct = 0;
+  std::size_t correct = 0, counted = 0;
   std::vector<std::size_t> idx;
   for (std::size_t first = 0; first < count; first += batch_size) {
     idx.resize(std::min(batch_size, count - first));
@@ -93,10 +97,11 @@ std::pair<double, double> evaluate(Model& model, std::size_t count, std::size_t 
     labelled_batch<T> b = make(idx);
     b.info.mode = phase::eval;
     const auto r = classification_step(model, b.input, b.info, b.labels);
-    loss += r.loss * double(idx.size());
+    loss += r.loss * double(r.counted);
     correct += r.correct;
+    counted += r.counted;
   }
-  return {loss / double(count), double(correct) / double(count)};
+  return {loss / double(counted), double(correct) / double(counted)};
 }
 
 namespace detail {
@@ -262,7 +267,7 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       return train_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
     double window_loss = 0;
-    std::size_t window_correct = 0, window_examples = 0;
+    std::size_t window_correct = 0, window_labels = 0, window_examples = 0;
     auto window_start = t0;
     for (std::size_t s = step - (epoch - 1) * steps_per_epoch; s < steps_per_epoch; ++s) {
       const std::size_t first = s * opts.batch_size, count = std::min(opts.batch_size, n_train - first);
@@ -277,20 +282,21 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       nn::step(opt, params, schedule(step));
       params.zero_grad();
       ++step;
-      window_loss += r.loss * double(count);
+      window_loss += r.loss * double(r.counted);
       window_correct += r.correct;
+      window_labels += r.counted;
       window_examples += count;
       const bool report = opts.progress_every != 0 && (s + 1) % opts.progress_every == 0;
       if (talk && (report || s + 1 == steps_per_epoch)) {
         const auto now = std::chrono::steady_clock::now();
         const double sec = std::chrono::duration<double>(now - window_start).count();
         std::printf("[%s] epoch %zu  step %zu/%zu  loss %.4f  accuracy %5.1f%%  %.0f examples/s  lr %.2e\n",
-                    name.c_str(), epoch, s + 1, steps_per_epoch, window_loss / double(window_examples),
-                    100.0 * double(window_correct) / double(window_examples), double(window_examples) / sec,
+                    name.c_str(), epoch, s + 1, steps_per_epoch, window_loss / double(window_labels),
+                    100.0 * double(window_correct) / double(window_labels), double(window_examples) / sec,
                     schedule(step - 1));
         std::fflush(stdout);
         window_loss = 0;
-        window_correct = window_examples = 0;
+        window_correct = window_labels = window_examples = 0;
         window_start = now;
       }
       if (opts.state_every != 0 && step % opts.state_every == 0 && s + 1 < steps_per_epoch)

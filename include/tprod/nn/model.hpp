@@ -1,14 +1,15 @@
 #pragma once
 /// @file model.hpp
 /// @brief The composition API: stateful layers (the `layer` concept) that own their parameters, gradients and
-/// saved state, a sequential container, the text and vision classifiers of papers 000 and 001, and the
-/// classification step. Checkpoints are in tprod/nn/checkpoint.hpp (link tprod::io). See docs/nn/composition.md.
+/// saved state, a sequential container, the text and vision classifiers of papers 000 and 001, the decoder-only
+/// language model, and the classification step. Checkpoints are in tprod/nn/checkpoint.hpp (link tprod::io). See docs/nn/composition.md.
 #include "tprod/nn/model/activation_layer.hpp"
 #include "tprod/nn/model/classifier.hpp"
 #include "tprod/nn/model/decoder_stack.hpp"
 #include "tprod/nn/model/dropout.hpp"
 #include "tprod/nn/model/encoder_stack.hpp"
 #include "tprod/nn/model/input_layers.hpp"
+#include "tprod/nn/model/language_model.hpp"
 #include "tprod/nn/model/layer.hpp"
 #include "tprod/nn/model/linear_layer.hpp"
 #include "tprod/nn/model/norm_layer.hpp"

@@ -33,10 +33,19 @@
 /// Masks. With key-padding lengths n_b, the rows of K′ and V′ of padded tokens (t ≥ n_b) are set to zero after
 /// the projection, so every 𝒯(i, j, m) with j or m padded is zero: padded tokens contribute nothing to any
 /// output, and the valid outputs do not depend on what the padded positions hold. Padded query rows get
-/// outputs (from their Q′ rows) that a model ignores (mean pooling over valid tokens). No causal mask: one
-/// W_O row mixes every (key, value) pair.
+/// outputs (from their Q′ rows) that a model ignores (mean pooling over valid tokens).
+///
+/// Causal mask (a decoder's; paper 003 gives eq. 2 none, this is the restriction that makes it one): output i
+/// sums only the pairs of earlier or equal tokens, j ≤ i and m ≤ i,
+///   Y(i, :) = q′_i · C · Z_i,   Z_i = Σ_{max(j, m) ≤ i} Φ(j + N·m, :)ᵀ W_O(j + N·m, :),
+/// so that no output depends on a later token. The Z_i are prefix sums over the pairs grouped by max(j, m) = i
+/// (the rows i·N … i·N + i and i + N·m for m < i), Z_i = Z_{i−1} + Φ_iᵀ W_O,i: the same 2N²·S·d flops as the
+/// unmasked Z, and N times its memory (every Z_i is kept for the backward pass). Backward: with u_i = q′_i·C and
+/// the suffix sums D_i = Σ_{i′ ≥ i} u_{i′}ᵀ dY(i′, :), dW_O,i = Φ_i·D_i and dΦ_i = W_O,i·D_iᵀ, dq′_i = dY(i, :)·
+/// Z_iᵀ·Cᵀ and dC = Σ_i q′_iᵀ·(dY(i, :)·Z_iᵀ).
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "tprod/nn/encoder.hpp"
 
@@ -138,11 +147,12 @@ multilinear_attention_params<T, L> zeros_like(const multilinear_attention_params
 
 namespace detail {
 
-/// Forward state: [Q′ | K′ | V′] with padded K′, V′ rows zeroed, Z = ΦᵀW_O per (slice, sequence), the mean cores.
+/// Forward state: [Q′ | K′ | V′] with padded K′, V′ rows zeroed, Z = ΦᵀW_O per (slice, sequence) (causal: every
+/// prefix Z_i), the mean cores.
 template <class T>
 struct multilinear_attention_cache {
   tensor3<T> qkv;   ///< (B·N)×3R×p
-  tensor3<T> z;     ///< S×d×(p·B), block k·B + b
+  tensor3<T> z;     ///< S×d×(p·B), block k·B + b; causal: S×(N·d)×(p·B), columns i·d … i·d + d − 1 hold Z_i
   tensor3<T> core;  ///< R×S×p, C per slice
   std::size_t batch = 0;
   attention_mask mask;
@@ -151,7 +161,7 @@ struct multilinear_attention_cache {
 
 template <class T>
 struct multilinear_attention_workspace {
-  tensor3<T> dqkv, dz, dcore, phi;  ///< dcore: one R×S per block; phi: one N²×S Φ or dΦ per thread
+  tensor3<T> dqkv, dz, dcore, phi;  ///< dz: dZ (causal: every D_i); dcore: one R×S per block; phi: Φ or dΦ per thread
   std::size_t bytes() const { return bytes_of(dqkv) + bytes_of(dz) + bytes_of(dcore) + bytes_of(phi); }
 };
 
@@ -171,6 +181,17 @@ void pair_matrix(multilinear_core core, const MK& k, const MV& v, Phi&& phi) {
       for (Eigen::Index e = 0; e < r; ++e) phi.block(m * n, e * r, n, r) = k * v(m, e);
     }
   }
+}
+
+/// Rows i + N·m, m = 0 … i − 1, of a matrix of N² rows (of Φ or W_O: the pairs of key i with the earlier values),
+/// as a strided view (mat: any column-major Eigen matrix, map or block with direct access).
+template <class M>
+auto earlier_value_rows(M&& mat, Eigen::Index n, Eigen::Index i) {
+  using scalar = std::remove_reference_t<decltype(*mat.data())>;  // const for a read-only view
+  using dense = std::conditional_t<std::is_const_v<scalar>, const matrix<std::remove_const_t<scalar>>,
+                                   matrix<std::remove_const_t<scalar>>>;
+  using stride = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+  return Eigen::Map<dense, 0, stride>(mat.data() + i, i, mat.cols(), stride(mat.outerStride(), n));
 }
 
 /// dK′, dV′ (assigned) from dΦ: the adjoint of pair_matrix.
@@ -218,21 +239,22 @@ struct attention_state<multilinear_attention_params<T, L>> {
 /// @brief Ŷ = MultiLinear(X̂) in the transform domain for `batch` sequences of the layer's length N; `mask`'s
 /// key lengths zero the padded key and value rows (see the file comment). The (slice, sequence) blocks run on
 /// the default execution's threads.
-/// @throws shape_error for an input of another width, slice count or length, a causal mask or bad lengths.
+/// With mask.causal, output i sees only the pairs of tokens j, m ≤ i (the file comment).
+/// @throws shape_error for an input of another width, slice count or length, or bad lengths.
 template <std::floating_point T, class L>
 void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, const detail::tube_maps<T>&,
                                 const tensor3<T>& x_hat, std::size_t batch, const attention_mask& mask,
                                 detail::multilinear_attention_cache<T>& c, tensor3<T>& y_hat) {
   const char* who = "nn::multilinear_attention_forward";
   const std::size_t n = detail::multilinear_check(a, x_hat, batch, who);
-  TPROD_EXPECTS(!mask.causal, std::string(who) + ": multi-linear attention has no causal mask");
   detail::check_mask<T>(mask, {a.slices(), 1, batch, n, n, a.rank()}, who);
   const auto r = Eigen::Index(a.rank()), s = Eigen::Index(a.pairs()), nn = Eigen::Index(n);
   const std::size_t p = a.slices(), d = a.width();
+  const auto dd = Eigen::Index(d);
   c.batch = batch;
   c.mask = mask;
   detail::slice_linear_forward(x_hat, a.w_qkv.data(), a.b_qkv.data(), 0, 3 * a.rank(), c.qkv);
-  detail::ensure_shape(c.z, std::size_t(s), d, p * batch);
+  detail::ensure_shape(c.z, std::size_t(s), mask.causal ? n * d : d, p * batch);
   detail::ensure_shape(c.core, std::size_t(r), std::size_t(s), p);
   detail::ensure_shape(y_hat, x_hat.m(), d, p);
   const T mean = T(1) / T(a.terms);
@@ -261,10 +283,26 @@ void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, con
     auto phi_f = phi.slice(std::min(backend::cpu::thread_index(), threads - 1));
     detail::pair_matrix<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), phi_f);
     auto z = c.z.slice(f);
-    z.noalias() = phi_f.transpose() * a.w_o.data().slice(k);
-    const detail::matrix<T> h = std::as_const(c.core).slice(k) * z;
+    const auto w = a.w_o.data().slice(k);
+    const auto core = std::as_const(c.core).slice(k);
     auto y = y_hat.slice(k).middleRows(Eigen::Index(rows), nn);
-    y.noalias() = qkv.leftCols(r) * h;
+    if (!mask.causal) {
+      z.noalias() = phi_f.transpose() * w;
+      const detail::matrix<T> h = core * z;
+      y.noalias() = qkv.leftCols(r) * h;
+    } else {  // Z_i = Z_{i−1} + Φ_iᵀ W_O,i over the pairs ending at i; Y(i, :) = (q′_i C) Z_i
+      const detail::matrix<T> u = qkv.leftCols(r) * core;
+      const auto cphi = std::as_const(phi_f);
+      for (Eigen::Index i = 0; i < nn; ++i) {
+        auto zi = z.middleCols(i * dd, dd);
+        if (i == 0) zi.setZero();
+        else zi = z.middleCols((i - 1) * dd, dd);
+        zi.noalias() += cphi.middleRows(i * nn, i + 1).transpose() * w.middleRows(i * nn, i + 1);
+        if (i > 0)
+          zi.noalias() += detail::earlier_value_rows(cphi, nn, i).transpose() * detail::earlier_value_rows(w, nn, i);
+        y.row(i).noalias() = u.row(i) * zi;
+      }
+    }
     if (a.has_bias()) y.rowwise() += a.b_o.data().slice(k).row(0);
   });
 }
@@ -283,6 +321,8 @@ void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, co
   const auto r = Eigen::Index(a.rank()), s = Eigen::Index(a.pairs()), nn = Eigen::Index(n);
   const std::size_t p = a.slices(), batch = c.batch, d = a.width(), blocks = p * batch;
   const std::size_t threads = detail::multilinear_threads(blocks, n, a.pairs(), d);
+  const bool causal = c.mask.causal;
+  const auto dd = Eigen::Index(d);
   detail::ensure_shape_like(ws.dqkv, c.qkv);
   detail::ensure_shape_like(ws.dz, c.z);
   detail::ensure_shape(ws.dcore, std::size_t(r), std::size_t(s), blocks);
@@ -295,13 +335,31 @@ void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, co
     const auto dy = block_rows(dy_hat, f), qkv = block_rows(c.qkv, f);
     const auto z = c.z.slice(f), core = c.core.slice(k);
     auto dqkv = ws.dqkv.slice(k).middleRows(Eigen::Index(b * n), nn);
-    dqkv.leftCols(r).noalias() = dy * (core * z).transpose();
-    const detail::matrix<T> dh = qkv.leftCols(r).transpose() * dy;
-    ws.dcore.slice(f).noalias() = dh * z.transpose();
     auto dz = ws.dz.slice(f);
-    dz.noalias() = core.transpose() * dh;
     auto dphi = ws.phi.slice(std::min(backend::cpu::thread_index(), threads - 1));
-    dphi.noalias() = a.w_o.data().slice(k) * dz.transpose();
+    const auto w = a.w_o.data().slice(k);
+    if (!causal) {
+      dqkv.leftCols(r).noalias() = dy * (core * z).transpose();
+      const detail::matrix<T> dh = qkv.leftCols(r).transpose() * dy;
+      ws.dcore.slice(f).noalias() = dh * z.transpose();
+      dz.noalias() = core.transpose() * dh;
+      dphi.noalias() = w * dz.transpose();
+    } else {  // v_i = Z_i dY(i, :)ᵀ; D_i = D_{i+1} + u_iᵀ dY(i, :); dΦ_i = W_O,i D_iᵀ (see the file comment)
+      detail::matrix<T> v(nn, s);
+      for (Eigen::Index i = 0; i < nn; ++i) v.row(i).noalias() = dy.row(i) * z.middleCols(i * dd, dd).transpose();
+      dqkv.leftCols(r).noalias() = v * core.transpose();
+      ws.dcore.slice(f).noalias() = qkv.leftCols(r).transpose() * v;
+      const detail::matrix<T> u = qkv.leftCols(r) * core;
+      for (Eigen::Index i = nn; i-- > 0;) {
+        auto di = dz.middleCols(i * dd, dd);
+        di.noalias() = u.row(i).transpose() * dy.row(i);
+        if (i + 1 < nn) di += dz.middleCols((i + 1) * dd, dd);
+        const auto cdi = std::as_const(dz).middleCols(i * dd, dd);
+        dphi.middleRows(i * nn, i + 1).noalias() = w.middleRows(i * nn, i + 1) * cdi.transpose();
+        if (i > 0)
+          detail::earlier_value_rows(dphi, nn, i).noalias() = detail::earlier_value_rows(w, nn, i) * cdi.transpose();
+      }
+    }
     detail::pair_matrix_backward<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), std::as_const(dphi),
                                     dqkv.middleCols(r, r), dqkv.middleCols(2 * r, r));
     if (!c.mask.key_lengths.empty()) {  // K′ and V′ rows of padded tokens were set to zero
@@ -320,7 +378,17 @@ void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, co
     for (std::size_t b = 0; b < batch; ++b) {
       const auto qkv = block_rows(c.qkv, k * batch + b);
       detail::pair_matrix<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), phi);
-      dw.noalias() += phi * std::as_const(ws.dz).slice(k * batch + b).middleCols(c0, c1 - c0);
+      const auto dz = std::as_const(ws.dz).slice(k * batch + b);
+      if (!causal) {
+        dw.noalias() += phi * dz.middleCols(c0, c1 - c0);
+        continue;
+      }
+      const auto cphi = std::as_const(phi);
+      for (Eigen::Index i = 0; i < nn; ++i) {  // dW_O,i += Φ_i D_i, the panel's columns of D_i
+        const auto di = dz.middleCols(i * dd + c0, c1 - c0);
+        dw.middleRows(i * nn, i + 1).noalias() += cphi.middleRows(i * nn, i + 1) * di;
+        if (i > 0) detail::earlier_value_rows(dw, nn, i).noalias() += detail::earlier_value_rows(cphi, nn, i) * di;
+      }
     }
   });
   const T mean = T(1) / T(a.terms);

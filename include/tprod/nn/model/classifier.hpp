@@ -190,13 +190,15 @@ vit_classifier<T, L> make_vit_classifier(const vit_config& c, const L& l) {
 
 /// @brief The outcome of one classification step on a batch.
 struct step_result {
-  double loss = 0;                     ///< mean softmax cross-entropy
+  double loss = 0;                     ///< mean softmax cross-entropy over the labelled rows
   std::size_t correct = 0;             ///< predictions equal to the label
-  std::vector<std::size_t> predicted;  ///< argmax per example
+  std::size_t counted = 0;             ///< labelled rows (not ignore_label): B for a classifier
+  std::vector<std::size_t> predicted;  ///< argmax per row
 };
 
 /// @brief Forward pass and loss; in the training phase also the backward pass, which adds the gradients of the
-/// mean loss into the model's gradient tensors (call zero_grad after each optimizer step).
+/// mean loss into the model's gradient tensors (call zero_grad after each optimizer step). One label per row of
+/// the logits: per example for a classifier, per position for a language model (ignore_label where none).
 /// @throws numerical_error when the loss is not finite (a diverged model), naming the loss;
 ///         shape_error when the logits are not B×C×1 for the labels.
 template <std::floating_point T, layer<T> M>
@@ -207,8 +209,8 @@ step_result classification_step(M& model, const tensor3<T>& input, const batch& 
   if (!std::isfinite(double(ce.loss)))
     throw numerical_error("nn::classification_step: the loss is " + number_text(double(ce.loss)) +
                         " (the model diverged: lower the learning rate or clip the gradients)");
-  step_result r{double(ce.loss), 0, std::move(ce.predicted)};
-  for (std::size_t i = 0; i < labels.size(); ++i) r.correct += r.predicted[i] == labels[i];
+  step_result r{double(ce.loss), 0, ce.counted, std::move(ce.predicted)};
+  for (std::size_t i = 0; i < labels.size(); ++i) r.correct += r.predicted[i] == labels[i];  // ignored: never equal
   if (b.mode == phase::train) model.backward(ce.d_logits);
   return r;
 }

@@ -2,7 +2,8 @@
 /// @file encoder_stack.hpp
 /// @brief N encoder layers (encoder.hpp) applied in turn, owning every layer's saved state and one shared
 /// workspace, so a training step on same-sized batches allocates nothing after the first. The batch's lengths
-/// become the self-attention's key-padding mask. A is the layers' attention (see encoder.hpp): attention_params
+/// become the self-attention's key-padding mask; with `causal` set, token t also sees only tokens u ≤ t, which
+/// makes the stack a decoder-only model's (the decoder layer of decoder.hpp without its cross-attention). A is the layers' attention (see encoder.hpp): attention_params
 /// (token-wise or dimension-wise) by default, or multilinear_attention_params. With a trained transform
 /// (learned_transform.hpp) the stack also trains its matrix: it records the transform's passes in the training
 /// phase and lists its parameter as `<name>.transform.skew`.
@@ -19,6 +20,9 @@ template <std::floating_point T, real_transform<T> L, class A = attention_params
 class encoder_stack {
  public:
   std::string name = "encoder";
+  /// Self-attention under the causal mask (a language model's); the token-wise and the multi-linear attention
+  /// support it, the dimension-wise one refuses it with a shape_error.
+  bool causal = false;
 
   /// @brief Takes the layers' parameters (e.g. from make_encoder_params), first layer first.
   /// @throws shape_error for an empty stack or layers of different widths or slice counts.
@@ -44,7 +48,7 @@ class encoder_stack {
 
   const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
     if constexpr (trained_transform<L, T>) transform().begin_pass(b.mode == phase::train);
-    const attention_mask mask{false, b.lengths};
+    const attention_mask mask{causal, b.lengths};
     const tensor3<T>* in = &x;
     for (std::size_t i = 0; i < layers_.size(); ++i) {
       encoder_layer_forward(layers_[i].value, *in, b.size, mask, outputs_[i], saved_[i], ws_);
