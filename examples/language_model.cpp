@@ -85,10 +85,10 @@ token_windows cut_windows(const std::vector<const io::text_example*>& docs, cons
   token_windows w;
   w.length = length;
   for (const auto* d : docs) {
-    std::vector<std::size_t> ids;
-    io::for_each_word(d->text, [&](std::string_view word) {
-      if (ids.size() < length * max_windows) ids.push_back(std::size_t(vocab.id(word)));
-    });
+    // The words' ids; encode pads after the last word, and no word maps to pad_id.
+    const auto encoded = vocab.encode(d->text, length * max_windows);
+    const std::vector<std::size_t> ids(encoded.begin(),
+                                       std::find(encoded.begin(), encoded.end(), io::vocabulary::pad_id));
     for (std::size_t first = 0; first + 1 < ids.size(); first += length) {
       const std::size_t n = std::min(length, ids.size() - first);
       w.tokens.insert(w.tokens.end(), ids.begin() + std::ptrdiff_t(first), ids.begin() + std::ptrdiff_t(first + n));
