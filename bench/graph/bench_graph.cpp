@@ -43,9 +43,14 @@ void tsa_head(benchmark::State& state, const tprod::nd_shape& dims, std::size_t 
   const dense_matrix<float> x = tprod::random_matrix<float>(length, width, 2);
   const dense_matrix<float> dy = tprod::random_matrix<float>(length, width, 3);
   const dense_matrix<float> omega = tprod::bidirectional_time_adjacency<float>(length, 0.9);
+  // buffers reused from pass to pass, as the layer (and the dot-product case above) does
+  dense_matrix<float> y;
+  nn::tsa_head_saved<float> saved;
+  nn::tsa_head_grads<float> g;
+  nn::tsa_workspace<float> ws;
   for (auto _ : state) {
-    const auto [y, saved] = nn::tsa_head_forward<float>(prm, x, omega);
-    const auto g = nn::tsa_head_backward<float>(prm, saved, dy);
+    nn::tsa_head_forward<float>(prm, x, omega, {}, y, saved);
+    nn::tsa_head_backward<float>(prm, saved, dy, g, ws);
     benchmark::DoNotOptimize(g.d_input.data());
   }
   state.counters["params"] = double(prm.parameter_count());
@@ -68,9 +73,11 @@ void mpo_layer(benchmark::State& state, std::size_t width, std::size_t rank, std
   const dense_matrix<float> dy = tprod::random_matrix<float>(rows, width, 3);
   dense_matrix<float> y;
   nn::mpo_linear_saved<float> saved;
+  nn::mpo_linear_grads<float> g;
+  nn::mpo_linear_workspace<float> ws;
   for (auto _ : state) {
     nn::mpo_linear_forward<float>(prm, x, y, saved);
-    const auto g = nn::mpo_linear_backward<float>(prm, saved, dy);
+    nn::mpo_linear_backward<float>(prm, saved, dy, g, ws);
     benchmark::DoNotOptimize(g.d_input.data());
   }
   state.counters["params"] = double(prm.parameter_count());

@@ -112,3 +112,49 @@ TEST_CASE("MPO layers refuse shapes that do not fit, naming them") {
   CHECK_THROWS_WITH_AS(nn::mpo_linear_from_dense<double>(dense_matrix<double>(12, 10), {3, 4}, {2, 4}),
                        doctest::Contains("12x10 matrix does not factor as (3x4) x (2x4)"), tprod::shape_error);
 }
+
+TEST_CASE_TEMPLATE("MPO layer over many row blocks: the dense layer's output, row-by-row gradients, any thread count", T,
+                   float, double) {
+  // 301 rows of width 64 at ranks 2–3: several blocks of rows and a partial last one (mpo_block_rows)
+  const auto prm = nn::make_mpo_linear_params<T>({2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2}, 3, 111);
+  const std::size_t rows = 301;
+  REQUIRE(nn::detail::mpo_block_rows(prm.weight, rows) < rows / 2);
+  const dmat w = reference_full(prm.weight);
+  const dense_matrix<T> x = tprod::random_matrix<T>(rows, 64, 112), dy = tprod::random_matrix<T>(rows, 64, 113);
+  const dmat xd = x.template cast<double>(), dyd = dy.template cast<double>();
+  const double scale = std::max(1.0, dmat(xd * w).cwiseAbs().maxCoeff());
+  auto run = [&](std::size_t threads) {
+    const tprod::execution_scope scope(tprod::execution{tprod::transform_path::automatic, threads});
+    std::pair<dense_matrix<T>, nn::mpo_linear_grads<T>> r;
+    nn::mpo_linear_saved<T> saved;
+    nn::mpo_linear_forward<T>(prm, x, r.first, saved);
+    r.second = nn::mpo_linear_backward<T>(prm, saved, dy);
+    return r;
+  };
+  const auto [y, g] = run(1);
+  CHECK(max_abs_diff(y.template cast<double>(), xd * w) <= tol<T>(200) * scale);
+  CHECK(max_abs_diff(g.d_input.template cast<double>(), dyd * w.transpose()) <= tol<T>(200) * scale);
+  // the core gradients are sums over rows: against the sum of one-row passes (one block each)
+  std::vector<dmat> by_rows;
+  for (const auto& c : prm.weight.cores) by_rows.push_back(dmat::Zero(Eigen::Index(c.size()), 1));
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto [yi, si] = nn::mpo_linear_forward<T>(prm, x.middleRows(Eigen::Index(i), 1));
+    const auto gi = nn::mpo_linear_backward<T>(prm, si, dy.middleRows(Eigen::Index(i), 1));
+    for (std::size_t n = 0; n < by_rows.size(); ++n)
+      by_rows[n] += Eigen::Map<const dense_matrix<T>>(gi.d_params.weight.cores[n].data(), by_rows[n].rows(), 1)
+                        .template cast<double>();
+  }
+  for (std::size_t n = 0; n < by_rows.size(); ++n) {
+    CAPTURE(n);
+    const auto core = Eigen::Map<const dense_matrix<T>>(g.d_params.weight.cores[n].data(), by_rows[n].rows(), 1);
+    CHECK(max_abs_diff(core.template cast<double>(), by_rows[n]) <=
+          tol<T>(double(rows) * 20) * std::max(1.0, by_rows[n].cwiseAbs().maxCoeff()));
+  }
+  // two threads: the same bits (blocks depend on the shapes alone and add their shares in block order)
+  const auto [y2, g2] = run(2);
+  CHECK(y2 == y);
+  CHECK(g2.d_input == g.d_input);
+  for (std::size_t n = 0; n < by_rows.size(); ++n)
+    CHECK(Eigen::Map<const dense_matrix<T>>(g2.d_params.weight.cores[n].data(), by_rows[n].rows(), 1) ==
+          Eigen::Map<const dense_matrix<T>>(g.d_params.weight.cores[n].data(), by_rows[n].rows(), 1));
+}

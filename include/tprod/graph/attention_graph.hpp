@@ -32,15 +32,25 @@ dense_matrix<T> attention_coefficients_from_scores(const dense_matrix<T>& scores
   return theta;
 }
 
-/// @brief The scaled scores S = K Kᵀ / d_k for keys K ∈ ℝ^{L×J}, computed as a symmetric rank-J update of the
-///        lower triangle and mirrored: exactly symmetric (a general GEMM need not be) at half the flops.
+/// @brief The scaled scores S = K Kᵀ / d_k for keys K ∈ ℝ^{L×J}, into s (resized; no allocation when it has the
+///        size already), computed as a symmetric rank-J update of the lower triangle and mirrored: exactly symmetric
+///        (a general GEMM need not be) at half the flops.
+/// @throws shape_error unless d_k > 0.
+template <real_scalar T>
+void attention_scores(const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& k, double d_k,
+                      dense_matrix<T>& s) {
+  TPROD_EXPECTS(d_k > 0, "attention_scores: the scale d_k = " + number_text(double(d_k)) + " must be positive");
+  s.setZero(k.rows(), k.rows());
+  s.template selfadjointView<Eigen::Lower>().rankUpdate(k, T(1 / d_k));
+  s.template triangularView<Eigen::StrictlyUpper>() = s.transpose();
+}
+
+/// @brief The scaled scores S = K Kᵀ / d_k as above, returned.
 /// @throws shape_error unless d_k > 0.
 template <real_scalar T>
 dense_matrix<T> attention_scores(const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& k, double d_k) {
-  TPROD_EXPECTS(d_k > 0, "attention_scores: the scale d_k = " + number_text(double(d_k)) + " must be positive");
-  dense_matrix<T> s = dense_matrix<T>::Zero(k.rows(), k.rows());
-  s.template selfadjointView<Eigen::Lower>().rankUpdate(k, T(1 / d_k));
-  s.template triangularView<Eigen::StrictlyUpper>() = s.transpose();
+  dense_matrix<T> s;
+  attention_scores<T>(k, d_k, s);
   return s;
 }
 

@@ -6,6 +6,7 @@
 /// For a symmetric Ψ = ΦΛΦᵀ this is the spectral convolution Φ f_α(Λ) Φᵀ x with smooth multipliers (a K−1-hop
 /// filter); Ψ need not be symmetric here. The backward pass runs the recursion in reverse: with G_0 = ∂J/∂y and
 /// G_{k+1} = Ψᵀ G_k, ∂J/∂α_k = ⟨G_k, x⟩, ∂J/∂x = Σ_k α_k G_k and ∂J/∂Ψ = Σ_{k<K−1} G_k z_{k+1}ᵀ.
+#include <array>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,23 +40,45 @@ void check_polynomial_filter(const dense_matrix<T>& psi, std::size_t k, Eigen::I
 }
 }  // namespace detail
 
-/// @brief Y = f_α(Ψ) X = Σ_{k<K} α_k Ψᵏ X for X ∈ ℝ^{L×R}, by Horner; the iterates go to `saved` when given.
+/// @brief Y = f_α(Ψ) X = Σ_{k<K} α_k Ψᵏ X for X ∈ ℝ^{L×R}, by Horner, into y (L×R, e.g. rows of a larger
+///        matrix); the iterates go to `saved`, whose buffers are reused from call to call (no allocation once sized).
+/// @throws shape_error when Ψ is not L×L, α is empty, or y is not L×R.
+template <real_scalar T>
+void polynomial_filter_matrix(const dense_matrix<T>& psi, std::type_identity_t<std::span<const T>> alpha,
+                              const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                              std::type_identity_t<Eigen::Ref<dense_matrix<T>>> y, polynomial_filter_saved<T>& saved) {
+  const std::size_t k = alpha.size();
+  detail::check_polynomial_filter(psi, k, x.rows(), "polynomial_filter");
+  TPROD_EXPECTS(y.rows() == x.rows() && y.cols() == x.cols(), "polynomial_filter: output " + detail::shape_text(y) +
+                                                                  " for a " + detail::shape_text(x) + " signal");
+  saved.z.resize(k - 1);
+  if (k == 1) {
+    y = alpha[0] * x;
+    return;
+  }
+  saved.z[k - 2] = alpha[k - 1] * x;  // z_{K−1}
+  for (std::size_t m = k - 1; m-- > 0;) {  // z_m = Ψ z_{m+1} + α_m x, z_{m+1} in saved.z[m]
+    auto step = [&](auto&& z_m) {
+      z_m = alpha[m] * x;
+      z_m.noalias() += psi * saved.z[m];
+    };
+    if (m == 0)
+      step(y);
+    else
+      step(saved.z[m - 1]);
+  }
+}
+
+/// @brief Y = f_α(Ψ) X as above, returned; the iterates go to `saved` when given.
 /// @throws shape_error when Ψ is not L×L or α is empty.
 template <real_scalar T>
 dense_matrix<T> polynomial_filter_matrix(const dense_matrix<T>& psi, std::type_identity_t<std::span<const T>> alpha,
                                          const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
                                          polynomial_filter_saved<T>* saved = nullptr) {
-  const std::size_t k = alpha.size();
-  detail::check_polynomial_filter(psi, k, x.rows(), "polynomial_filter");
-  if (saved) saved->z.assign(k - 1, dense_matrix<T>());
-  dense_matrix<T> z = alpha[k - 1] * x;
-  for (std::size_t m = k - 1; m-- > 0;) {
-    dense_matrix<T> next = psi * z;
-    next += alpha[m] * x;
-    if (saved) saved->z[m] = std::move(z);
-    z = std::move(next);
-  }
-  return z;
+  polynomial_filter_saved<T> local;
+  dense_matrix<T> y(x.rows(), x.cols());
+  polynomial_filter_matrix<T>(psi, alpha, x, y, saved ? *saved : local);
+  return y;
 }
 
 /// @brief f_α(Ψ) ×₁ x for a vector, matrix or tensor signal (Horner, any K ≥ 1).
@@ -65,7 +88,41 @@ Signal polynomial_filter(const dense_matrix<T>& psi, std::type_identity_t<std::s
   return apply_mode1(x, [&](const auto& x1) { return polynomial_filter_matrix<T>(psi, alpha, x1); });
 }
 
-/// @brief Gradients of J through Y = f_α(Ψ) X, given G = ∂J/∂Y and the iterates saved by the forward pass.
+/// @brief Gradients of J through Y = f_α(Ψ) X, given G = ∂J/∂Y and the iterates saved by the forward pass, into
+///        g (resized; its buffers and the two of `work`, for G_k and G_{k+1}, are reused from call to call).
+/// @throws shape_error when the shapes do not match the forward pass.
+template <real_scalar T>
+void polynomial_filter_backward(const dense_matrix<T>& psi, std::type_identity_t<std::span<const T>> alpha,
+                                const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                                const polynomial_filter_saved<T>& saved,
+                                const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& dy,
+                                polynomial_filter_grads<T>& g, std::array<dense_matrix<T>, 2>& work) {
+  const std::size_t k = alpha.size();
+  detail::check_polynomial_filter(psi, k, x.rows(), "polynomial_filter_backward");
+  TPROD_EXPECTS(saved.z.size() == k - 1 && dy.rows() == x.rows() && dy.cols() == x.cols(),
+                "polynomial_filter_backward: gradient " + detail::shape_text(dy) + " and " +
+                    std::to_string(saved.z.size()) + " saved iterates do not match a " + detail::shape_text(x) +
+                    " signal and K = " + std::to_string(k));
+  g.d_alpha.resize(Eigen::Index(k));
+  g.d_alpha(0) = (dy.array() * x.array()).sum();
+  g.d_x = alpha[0] * dy;
+  if (k == 1) {
+    g.d_psi.setZero(psi.rows(), psi.cols());
+    return;
+  }
+  g.d_psi.noalias() = dy * saved.z[0].transpose();
+  work[0].noalias() = psi.transpose() * dy;  // G_1
+  for (std::size_t m = 1; m < k; ++m) {      // G_m in work[(m − 1) % 2]
+    const dense_matrix<T>& gm = work[(m - 1) % 2];
+    g.d_alpha(Eigen::Index(m)) = (gm.array() * x.array()).sum();
+    g.d_x += alpha[m] * gm;
+    if (m + 1 == k) break;
+    g.d_psi.noalias() += gm * saved.z[m].transpose();
+    work[m % 2].noalias() = psi.transpose() * gm;
+  }
+}
+
+/// @brief The same gradients, returned.
 /// @throws shape_error when the shapes do not match the forward pass.
 template <real_scalar T>
 polynomial_filter_grads<T> polynomial_filter_backward(const dense_matrix<T>& psi,
@@ -73,22 +130,9 @@ polynomial_filter_grads<T> polynomial_filter_backward(const dense_matrix<T>& psi
                                                       const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
                                                       const polynomial_filter_saved<T>& saved,
                                                       const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& dy) {
-  const std::size_t k = alpha.size();
-  detail::check_polynomial_filter(psi, k, x.rows(), "polynomial_filter_backward");
-  TPROD_EXPECTS(saved.z.size() == k - 1 && dy.rows() == x.rows() && dy.cols() == x.cols(),
-                "polynomial_filter_backward: gradient " + detail::shape_text(dy) + " and " +
-                    std::to_string(saved.z.size()) + " saved iterates do not match a " + detail::shape_text(x) +
-                    " signal and K = " + std::to_string(k));
-  polynomial_filter_grads<T> g{dense_matrix<T>::Zero(psi.rows(), psi.cols()), dense_vector<T>(Eigen::Index(k)),
-                               dense_matrix<T>::Zero(x.rows(), x.cols())};
-  dense_matrix<T> gk = dy;  // G_k = (Ψᵀ)ᵏ G_0
-  for (std::size_t m = 0; m < k; ++m) {
-    g.d_alpha(Eigen::Index(m)) = (gk.array() * x.array()).sum();
-    g.d_x += alpha[m] * gk;
-    if (m + 1 == k) break;
-    g.d_psi.noalias() += gk * saved.z[m].transpose();
-    gk = psi.transpose() * gk;
-  }
+  polynomial_filter_grads<T> g;
+  std::array<dense_matrix<T>, 2> work;
+  polynomial_filter_backward<T>(psi, alpha, x, saved, dy, g, work);
   return g;
 }
 

@@ -11,19 +11,26 @@
 /// Step n of the forward pass (as tprod::mpo_product) holds the running tensor as
 /// S_n = ((l, j_1, …, j_{n−1}), (r_{n−1}, i_n), (i_{n+1}, …, i_N)) and computes, for every index t of the last
 /// block, S_{n+1}(:, :, t) = S_n(:, :, t)·C_n with C_n the core as an (R_{n−1}I_n)×(J_nR_n) matrix. Its output is
-/// already S_{n+1}'s layout, and S_N is Y. The backward pass reverses it with the saved S_n:
+/// already S_{n+1}'s layout, and S_N is Y. The backward pass reverses it with the states S_n:
 ///   ∂J/∂C_n = Σ_t S_n(:, :, t)ᵀ·G_{n+1}(:, :, t),   G_n(:, :, t) = G_{n+1}(:, :, t)·C_nᵀ,   G_N = ∂J/∂Y,
 /// so d𝒢_n has the core's shape and ∂J/∂X = G_0.
+///
+/// Rows of X are independent, so both passes run on blocks of rows (in parallel), each block through all N cores
+/// while its states stay in cache; the backward pass recomputes a block's states rather than keeping them
+/// (mpo_linear_saved says why).
 ///
 /// Parameter count Σ_n R_{n−1}·I_n·J_n·R_n (the cores' entries; this layer has no bias). In the quantized format
 /// (I_n = J_n = 2, R_n = 2, N ≥ 2) the first and last cores have 8 entries and the N − 2 middle ones 16, so
 /// 16(N − 1) in all, against 4^N for the dense W.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/decomp/mpo.hpp"
 
 namespace tprod::nn {
@@ -123,26 +130,6 @@ mpo_linear_params<T> mpo_linear_from_dense(const dense_matrix<T>& w, const nd_sh
   return {mpo_from_matrix<T>(w, row_dims, col_dims, options)};
 }
 
-/// @brief The running tensors S_0 = X, S_1, …, S_{N−1} of the forward pass (S_n as a (rows_n·R_{n−1}I_n)×tail_n
-///        buffer, see the file comment).
-template <real_scalar T>
-struct mpo_linear_saved {
-  std::vector<dense_matrix<T>> states;
-  std::size_t batch_rows = 0;  ///< r, the rows of X
-  std::size_t bytes() const {
-    std::size_t b = 0;
-    for (const auto& s : states) b += std::size_t(s.size()) * sizeof(T);
-    return b;
-  }
-};
-
-/// @brief ∂J/∂X and ∂J/∂𝒢_n (same shapes as the cores).
-template <real_scalar T>
-struct mpo_linear_grads {
-  dense_matrix<T> d_input;
-  mpo_linear_params<T> d_params;
-};
-
 namespace detail {
 /// The sizes of step n: rows (r·J_1⋯J_{n−1}), in = R_{n−1}I_n, out = J_nR_n, tail = I_{n+1}⋯I_N.
 struct mpo_step_dims {
@@ -165,9 +152,110 @@ Eigen::Map<const dense_matrix<T>> mpo_core_matrix(const ndtensor<T>& core) {
   const auto s = core.shape();
   return tprod::detail::as_matrix(core, s[0] * s[1], s[2] * s[3]);
 }
+
+/// One thread's buffers for a block of rows: the states S_0, …, S_{N−1} and two running tensors.
+template <class T>
+struct mpo_block_buffers {
+  std::vector<dense_matrix<T>> states;
+  dense_matrix<T> a, b;
+};
+
+/// The rows of X per block: as many as keep the block's states and running gradients within 256 KiB of a core's
+/// cache (at least 16). A function of the shapes alone, so that sums over blocks do not depend on the thread count.
+template <class T>
+std::size_t mpo_block_rows(const mpo<T>& w, std::size_t rows) {
+  std::size_t per_row = 0, widest = 0;
+  for (const auto& d : mpo_steps(w, 1)) {
+    per_row += d.rows * d.in * d.tail;
+    widest = std::max({widest, d.rows * d.in * d.tail, d.rows * d.out * d.tail});
+  }
+  per_row += 2 * widest;
+  const std::size_t budget = (std::size_t(256) << 10) / sizeof(T);
+  return std::max<std::size_t>(1, std::min(rows, std::max<std::size_t>(16, budget / std::max<std::size_t>(1, per_row))));
+}
+
+/// dst (=, or += when `accumulate`) a·b. A coefficient loop when the product is narrow (a's columns, or dst's
+/// entries, few): it streams the panels once, vectorized; Eigen's GEMM would first pack them and zero dst, which at
+/// such widths costs more than the product (3× for the quantized layer's 4 columns).
+template <class D, class A, class B>
+void mpo_product(D&& dst, const A& a, const B& b, bool accumulate = false) {
+  const bool narrow = a.cols() <= 16 || dst.size() <= 256;
+  if (accumulate) {
+    if (narrow)
+      dst.noalias() += a.lazyProduct(b);
+    else
+      dst.noalias() += a * b;
+  } else if (narrow) {
+    dst.noalias() = a.lazyProduct(b);
+  } else {
+    dst.noalias() = a * b;
+  }
+}
+
+/// The t-th rows×width panel of a step's buffer.
+template <class T>
+auto mpo_panel(T* data, std::size_t rows, std::size_t width, std::size_t t) {
+  using matrix_type = std::conditional_t<std::is_const_v<T>, const dense_matrix<std::remove_const_t<T>>,
+                                         dense_matrix<std::remove_const_t<T>>>;
+  return Eigen::Map<matrix_type>(data + t * rows * width, Eigen::Index(rows), Eigen::Index(width));
+}
+
+/// Steps 0 … last − 1 on one block (S_0 in buf.states[0]): S_{n+1}(:, :, t) = S_n(:, :, t)·C_n. The states go to
+/// buf.states; the output of step N − 1, when run, is Y of the block, in buf.a.
+template <class T>
+void mpo_block_forward(const mpo<T>& w, const std::vector<mpo_step_dims>& steps, std::size_t last,
+                       mpo_block_buffers<T>& buf) {
+  for (std::size_t n = 0; n < last; ++n) {
+    const auto [rows, in, out, tail] = steps[n];
+    dense_matrix<T>& next = n + 1 < steps.size() ? buf.states[n + 1] : buf.a;
+    next.resize(Eigen::Index(rows * out), Eigen::Index(tail));
+    const auto core = mpo_core_matrix(w.cores[n]);
+    for (std::size_t t = 0; t < tail; ++t)
+      mpo_product(mpo_panel(next.data(), rows, out, t), mpo_panel(std::as_const(buf.states[n]).data(), rows, in, t),
+                  core);
+  }
+}
+
+/// Runs f(block, first row, rows, buffers) over the row blocks of an r-row input, in parallel.
+template <class T, class F>
+void for_each_mpo_block(const mpo<T>& w, std::size_t rows, std::vector<mpo_block_buffers<T>>& buffers, F&& f) {
+  const std::size_t block = mpo_block_rows(w, rows), blocks = (rows + block - 1) / block;
+  std::size_t macs_per_row = 0;
+  for (const auto& d : mpo_steps(w, 1)) macs_per_row += d.rows * d.in * d.out * d.tail;
+  const std::size_t threads =
+      rows * macs_per_row < backend::cpu::parallel_min_macs ? 1 : default_execution().thread_count();
+  if (buffers.size() < threads) buffers.resize(threads);
+  for (auto& b : buffers) b.states.resize(w.order());
+  backend::cpu::parallel_for(blocks, threads, [&](std::size_t u) {
+    // (min: a serial run on a thread of the caller's own team may have any index; it uses one buffer alone)
+    auto& buf = buffers[std::min(backend::cpu::thread_index(), buffers.size() - 1)];
+    const std::size_t first = u * block;
+    f(u, first, std::min(block, rows - first), buf);
+  });
+}
 }  // namespace detail
 
-/// @brief Y = X·W core by core (paper 002, eq. 4), into `y` and `saved` (reused across calls).
+/// @brief What the backward pass needs: X. The states S_1, …, S_{N−1} are not kept but recomputed, block by block
+///        of rows, in cache: at the quantized layer's sizes each state holds R·I numbers per row, so writing all N of
+///        them out and reading them back moved about 12× the bytes of X and Y (the layer ran at memory speed), while
+///        recomputing costs one more forward pass of few flops.
+template <real_scalar T>
+struct mpo_linear_saved {
+  dense_matrix<T> input;       ///< X, r×I
+  std::size_t batch_rows = 0;  ///< r
+  std::vector<detail::mpo_block_buffers<T>> buffers;  ///< per thread, reused from call to call
+  std::size_t bytes() const { return std::size_t(input.size()) * sizeof(T); }
+};
+
+/// @brief ∂J/∂X and ∂J/∂𝒢_n (same shapes as the cores).
+template <real_scalar T>
+struct mpo_linear_grads {
+  dense_matrix<T> d_input;
+  mpo_linear_params<T> d_params;
+};
+
+/// @brief Y = X·W core by core (paper 002, eq. 4), into `y` and `saved` (reused across calls). Blocks of rows run in
+///        parallel, each through all N cores in cache.
 /// @throws shape_error when X does not have I columns or the MPO is invalid.
 template <real_scalar T>
 void mpo_linear_forward(const mpo_linear_params<T>& prm, const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
@@ -178,22 +266,17 @@ void mpo_linear_forward(const mpo_linear_params<T>& prm, const std::type_identit
                 "nn::mpo_linear_forward: input " + tprod::detail::shape_text(x) + " does not match the MPO weight of " +
                     std::to_string(w.rows()) + "x" + std::to_string(w.cols()) + " (" +
                     tprod::detail::shape_text(w.row_dims()) + " by " + tprod::detail::shape_text(w.col_dims()) + ")");
-  const auto steps = detail::mpo_steps(w, std::size_t(x.rows()));
   saved.batch_rows = std::size_t(x.rows());
-  saved.states.resize(steps.size());
-  saved.states[0] = x;
-  saved.states[0].resize(Eigen::Index(steps[0].rows * steps[0].in), Eigen::Index(steps[0].tail));
-  for (std::size_t n = 0; n < steps.size(); ++n) {
-    const auto [rows, in, out, tail] = steps[n];
-    dense_matrix<T>& next = n + 1 < steps.size() ? saved.states[n + 1] : y;
-    next.resize(Eigen::Index(rows * out), Eigen::Index(tail));
-    const auto core = detail::mpo_core_matrix(w.cores[n]);
-    for (std::size_t t = 0; t < tail; ++t)
-      Eigen::Map<dense_matrix<T>>(next.data() + t * rows * out, Eigen::Index(rows), Eigen::Index(out)).noalias() =
-          Eigen::Map<const dense_matrix<T>>(saved.states[n].data() + t * rows * in, Eigen::Index(rows),
-                                            Eigen::Index(in)) * core;
-  }
-  y.resize(x.rows(), Eigen::Index(w.cols()));  // S_N = ((l, j_1, …, j_N)) is Y, column-major
+  saved.input = x;
+  y.resize(x.rows(), Eigen::Index(w.cols()));
+  detail::for_each_mpo_block(w, saved.batch_rows, saved.buffers,
+                             [&](std::size_t, std::size_t first, std::size_t rows, detail::mpo_block_buffers<T>& buf) {
+                               buf.states[0] = x.middleRows(Eigen::Index(first), Eigen::Index(rows));
+                               detail::mpo_block_forward(w, detail::mpo_steps(w, rows), w.order(), buf);
+                               // S_N = ((l, j_1, …, j_N)) is the block of Y, column-major
+                               y.middleRows(Eigen::Index(first), Eigen::Index(rows)) =
+                                   Eigen::Map<const dense_matrix<T>>(buf.a.data(), Eigen::Index(rows), y.cols());
+                             });
 }
 
 /// @brief Y = X·W and the state its backward pass needs.
@@ -205,35 +288,77 @@ std::pair<dense_matrix<T>, mpo_linear_saved<T>> mpo_linear_forward(
   return r;
 }
 
-/// @brief Backward pass: ∂J/∂𝒢_n = Σ_t S_n(:, :, t)ᵀ G_{n+1}(:, :, t) and ∂J/∂X, core by core from the last.
+/// @brief The per-thread buffers of mpo_linear_backward and each block's share of the cores' gradients, reused from
+///        call to call.
+template <real_scalar T>
+struct mpo_linear_workspace {
+  std::vector<detail::mpo_block_buffers<T>> buffers;
+  dense_matrix<T> partial;  ///< (Σ_n R_{n−1}I_nJ_nR_n)×blocks
+};
+
+/// @brief Backward pass into g: per block of rows, the states again, then from G_N = ∂J/∂Y core by core
+///        ∂J/∂C_n += Σ_t S_n(:, :, t)ᵀ G_{n+1}(:, :, t) and G_n(:, :, t) = G_{n+1}(:, :, t)·C_nᵀ; ∂J/∂X = G_0. The
+///        blocks' shares of ∂J/∂C_n are added in block order, so the result does not depend on the thread count.
+/// @throws shape_error when d_out is not r×J.
+template <real_scalar T>
+void mpo_linear_backward(const mpo_linear_params<T>& prm, const mpo_linear_saved<T>& saved,
+                         const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& d_out, mpo_linear_grads<T>& g,
+                         mpo_linear_workspace<T>& ws) {
+  const mpo<T>& w = prm.weight;
+  TPROD_EXPECTS(std::size_t(d_out.rows()) == saved.batch_rows && std::size_t(d_out.cols()) == w.cols() &&
+                    std::size_t(saved.input.cols()) == w.rows(),
+                "nn::mpo_linear_backward: gradient " + tprod::detail::shape_text(d_out) + " does not match the output " +
+                    std::to_string(saved.batch_rows) + "x" + std::to_string(w.cols()));
+  std::vector<std::size_t> offset{0};  // of core n's gradient in a column of ws.partial
+  for (const auto& c : w.cores) offset.push_back(offset.back() + c.size());
+  const std::size_t rows_all = saved.batch_rows, block = detail::mpo_block_rows(w, rows_all);
+  ws.partial.resize(Eigen::Index(offset.back()), Eigen::Index((rows_all + block - 1) / block));
+  g.d_input.resize(Eigen::Index(rows_all), Eigen::Index(w.rows()));
+  detail::for_each_mpo_block(w, rows_all, ws.buffers, [&](std::size_t u, std::size_t first, std::size_t rows,
+                                                          detail::mpo_block_buffers<T>& buf) {
+    const auto steps = detail::mpo_steps(w, rows);
+    buf.states[0] = saved.input.middleRows(Eigen::Index(first), Eigen::Index(rows));
+    detail::mpo_block_forward(w, steps, w.order() - 1, buf);
+    buf.a = d_out.middleRows(Eigen::Index(first), Eigen::Index(rows));  // G_N of the block
+    for (std::size_t n = steps.size(); n-- > 0;) {
+      const auto [r, in, out, tail] = steps[n];
+      const auto core = detail::mpo_core_matrix(w.cores[n]);
+      Eigen::Map<dense_matrix<T>> d_core(ws.partial.col(Eigen::Index(u)).data() + offset[n], Eigen::Index(in),
+                                         Eigen::Index(out));
+      d_core.setZero();
+      buf.b.resize(Eigen::Index(r * in), Eigen::Index(tail));
+      for (std::size_t t = 0; t < tail; ++t) {
+        const auto gt = detail::mpo_panel(std::as_const(buf.a).data(), r, out, t);
+        detail::mpo_product(d_core, detail::mpo_panel(std::as_const(buf.states[n]).data(), r, in, t).transpose(), gt,
+                            true);
+        detail::mpo_product(detail::mpo_panel(buf.b.data(), r, in, t), gt, core.transpose());
+      }
+      std::swap(buf.a, buf.b);
+    }
+    // G_0 = ∂J/∂X of the block, column-major rows×I
+    g.d_input.middleRows(Eigen::Index(first), Eigen::Index(rows)) =
+        Eigen::Map<const dense_matrix<T>>(buf.a.data(), Eigen::Index(rows), Eigen::Index(w.rows()));
+  });
+  g.d_params.weight.cores.resize(w.order());
+  for (std::size_t n = 0; n < w.order(); ++n) {
+    ndtensor<T>& d_core = g.d_params.weight.cores[n];
+    if (shape_of(d_core) != w.cores[n].shape()) d_core = zeros<T>(w.cores[n].shape());
+    // block by block: Eigen's rowwise().sum() adds in an order that depends on the destination's alignment
+    auto d = tprod::detail::elements(d_core);
+    d.setZero();
+    for (Eigen::Index u = 0; u < ws.partial.cols(); ++u)
+      d += ws.partial.col(u).segment(Eigen::Index(offset[n]), Eigen::Index(w.cores[n].size()));
+  }
+}
+
+/// @brief Backward pass, returned.
 /// @throws shape_error when d_out is not r×J.
 template <real_scalar T>
 mpo_linear_grads<T> mpo_linear_backward(const mpo_linear_params<T>& prm, const mpo_linear_saved<T>& saved,
                                         const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& d_out) {
-  const mpo<T>& w = prm.weight;
-  TPROD_EXPECTS(std::size_t(d_out.rows()) == saved.batch_rows && std::size_t(d_out.cols()) == w.cols() &&
-                    saved.states.size() == w.order(),
-                "nn::mpo_linear_backward: gradient " + tprod::detail::shape_text(d_out) + " does not match the output " +
-                    std::to_string(saved.batch_rows) + "x" + std::to_string(w.cols()));
-  const auto steps = detail::mpo_steps(w, saved.batch_rows);
-  mpo_linear_grads<T> g{dense_matrix<T>(), zeros_like(prm)};
-  dense_matrix<T> grad = d_out, prev;  // G_{n+1}, any shape holding its data in order
-  for (std::size_t n = steps.size(); n-- > 0;) {
-    const auto [rows, in, out, tail] = steps[n];
-    const auto core = detail::mpo_core_matrix(w.cores[n]);
-    auto d_core = tprod::detail::as_matrix(g.d_params.weight.cores[n], in, out);
-    prev.resize(Eigen::Index(rows * in), Eigen::Index(tail));
-    for (std::size_t t = 0; t < tail; ++t) {
-      const Eigen::Map<const dense_matrix<T>> gt(grad.data() + t * rows * out, Eigen::Index(rows), Eigen::Index(out));
-      d_core.noalias() += Eigen::Map<const dense_matrix<T>>(saved.states[n].data() + t * rows * in, Eigen::Index(rows),
-                                                            Eigen::Index(in)).transpose() * gt;
-      Eigen::Map<dense_matrix<T>>(prev.data() + t * rows * in, Eigen::Index(rows), Eigen::Index(in)).noalias() =
-          gt * core.transpose();
-    }
-    std::swap(grad, prev);
-  }
-  grad.resize(Eigen::Index(saved.batch_rows), Eigen::Index(w.rows()));  // G_0 = ∂J/∂X, column-major r×I
-  g.d_input = std::move(grad);
+  mpo_linear_grads<T> g;
+  mpo_linear_workspace<T> ws;
+  mpo_linear_backward<T>(prm, saved, d_out, g, ws);
   return g;
 }
 

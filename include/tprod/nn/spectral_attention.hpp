@@ -16,26 +16,43 @@
 /// ∂J/∂Ψ and ∂J/∂α; then ∂J/∂Θ = Ω ⊙ ∂J/∂Ψ, ∂J/∂S = ∂J/∂Θ ⊙ ε'(S) off the diagonal and the padding, and
 /// ∂J/∂K = (∂J/∂S + ∂J/∂Sᵀ)·K / d_k; the MPO layers take ∂J/∂K and ∂J/∂V back to X and to their cores.
 ///
+/// The sequences of a batch run in parallel, on the real tokens only (S and Ψ are n_b×n_b). The forms that take
+/// `saved` and a tsa_workspace reuse their buffers from call to call, as the layer does: a pass then allocates no
+/// L×L matrix, whose fresh pages cost more than the products on them (allocated afresh, they made a head at
+/// L = 200 15× slower).
+///
 /// Multi-head TSA runs H heads on the same X, concatenates their outputs (head h in columns h·J … (h+1)·J − 1)
 /// and combines them by a learnable projection, itself an MPO layer ((H·J)×J_o).
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/graph/attention_graph.hpp"
 #include "tprod/graph/polynomial_filter.hpp"
 #include "tprod/nn/mpo_linear.hpp"
 
 namespace tprod::nn {
 
+/// @brief ε'(s) = [s > 0], the derivative of the default ReLU.
+struct relu_derivative {
+  template <class T>
+  T operator()(T s) const {
+    return s > T(0) ? T(1) : T(0);
+  }
+};
+
 /// @brief ε of the attention graph and its derivative (for the backward pass). Default: ReLU, ε' = [s > 0].
 template <real_scalar T>
 struct tsa_activation {
   std::function<T(T)> f = relu_activation{};
-  std::function<T(T)> df = [](T s) { return s > T(0) ? T(1) : T(0); };
+  std::function<T(T)> df = relu_derivative{};
+  /// Both the default ReLU's: the passes then run vectorized loops instead of a call per entry of the L×L graph.
+  bool is_relu() const { return f.template target<relu_activation>() && df.template target<relu_derivative>(); }
 };
 
 /// @brief One TSA head.
@@ -128,13 +145,14 @@ tsa_params<T> make_qtt_tsa_params(std::size_t width, std::size_t heads, std::siz
   return make_tsa_params<T>(dims, dims, 2, heads, filter_order, seed);
 }
 
-/// @brief What tsa_head_backward needs.
+/// @brief What tsa_head_backward needs. Its buffers are reused when the same object is passed to the next forward
+///        pass (the layer does): once sized, a training step allocates no L×L matrix.
 template <real_scalar T>
 struct tsa_head_saved {
   mpo_linear_saved<T> key_saved, value_saved;
   dense_matrix<T> k, v;                           ///< (B·L)×J_k, (B·L)×J
-  std::vector<dense_matrix<T>> scores, psi;        ///< per sequence: S and Ψ, L×L
-  std::vector<polynomial_filter_saved<T>> filter;  ///< per sequence: the Horner iterates
+  std::vector<dense_matrix<T>> scores, psi;        ///< per sequence b: S and Ψ among its n_b real tokens, n_b×n_b
+  std::vector<polynomial_filter_saved<T>> filter;  ///< per sequence: the Horner iterates (n_b rows)
   dense_matrix<T> omega;
   std::vector<std::size_t> lengths;  ///< one per sequence (L where no padding)
   std::size_t bytes() const {
@@ -170,6 +188,22 @@ struct tsa_grads {
   tsa_params<T> d_params;
 };
 
+/// @brief Scratch of the TSA passes, reused from call to call: the heads' outputs side by side, ∂J/∂K and ∂J/∂V of
+///        the batch, each sequence's ∂J/∂α (summed in sequence order afterwards, so that the result does not
+///        depend on the thread count), and per thread the filter's gradients and iterates.
+template <real_scalar T>
+struct tsa_workspace {
+  struct per_thread {
+    polynomial_filter_grads<T> filter;
+    std::array<dense_matrix<T>, 2> work;
+  };
+  dense_matrix<T> heads_out, dk, dv, d_alpha;  ///< (B·L)×Σ_h J_h, (B·L)×J_k, (B·L)×J, K×B
+  std::vector<per_thread> threads;
+  mpo_linear_grads<T> key_grads, value_grads, projection_grads;
+  mpo_linear_workspace<T> mpo;
+  tsa_head_grads<T> head_grads;
+};
+
 namespace detail {
 
 /// The filter coefficients: α, or (1, 1) for the simplified I + Ψ.
@@ -203,24 +237,60 @@ std::vector<std::size_t> tsa_lengths(std::size_t in_width, Eigen::Index rows, Ei
   return lengths;
 }
 
+/// Threads for a pass over B sequences of L steps and width J: one below the backend's threshold of work.
+inline std::size_t tsa_threads(std::size_t batch, std::size_t steps, std::size_t width) {
+  return batch * steps * steps * width < backend::cpu::parallel_min_macs
+             ? 1
+             : default_execution().thread_count();
+}
+
+/// Ψ = Ω ⊙ ε(S) with a zero diagonal, on the n real tokens (S and Ψ are n×n).
+template <class T>
+void tsa_adjacency(const dense_matrix<T>& scores, const dense_matrix<T>& omega, const tsa_activation<T>& eps,
+                   dense_matrix<T>& psi) {
+  const Eigen::Index n = scores.rows();
+  psi.resize(n, n);
+  if (eps.is_relu())
+    psi = omega.topLeftCorner(n, n).cwiseProduct(scores.cwiseMax(T(0)));
+  else
+    for (Eigen::Index j = 0; j < n; ++j)
+      for (Eigen::Index i = 0; i < n; ++i) psi(i, j) = omega(i, j) * eps.f(scores(i, j));
+  psi.diagonal().setZero();
+}
+
+/// Turns ∂J/∂Ψ (n×n, in d) into the factor of K in ∂J/∂K = (∂J/∂S + ∂J/∂Sᵀ)·K / d_k, in place:
+/// ∂J/∂S = (Ω ⊙ ∂J/∂Ψ) ⊙ ε'(S) off the diagonal (θ_ll = 0 does not depend on S), then symmetrized and scaled.
+template <class T>
+void tsa_score_gradient(const dense_matrix<T>& scores, const dense_matrix<T>& omega, const tsa_activation<T>& eps,
+                        T inv_dk, dense_matrix<T>& d) {
+  const Eigen::Index n = scores.rows();
+  if (eps.is_relu())
+    d = (scores.array() > T(0)).select(omega.topLeftCorner(n, n).array() * d.array(), T(0)).matrix();
+  else
+    for (Eigen::Index j = 0; j < n; ++j)
+      for (Eigen::Index i = 0; i < n; ++i) d(i, j) *= omega(i, j) * eps.df(scores(i, j));
+  for (Eigen::Index j = 0; j < n; ++j) {
+    d(j, j) = T(0);
+    for (Eigen::Index i = 0; i < j; ++i) d(i, j) = d(j, i) = (d(i, j) + d(j, i)) * inv_dk;
+  }
+}
+
 }  // namespace detail
 
-/// @brief One TSA head (Alg. 1, with the general filter when α is learnable): Y ∈ ℝ^{(B·L)×J}.
+/// @brief One TSA head (Alg. 1, with the general filter when α is learnable), Y ∈ ℝ^{(B·L)×J} into y and the state
+///        of the backward pass into `s` (both reused from call to call). Sequences run in parallel.
 /// @param prm the head's parameters.
 /// @param x the (B·L)×I input, B sequences of L rows.
 /// @param omega the L×L time graph Ω; X must hold whole sequences of L rows.
 /// @param lengths empty, or the number of real (unpadded) tokens of each sequence.
 /// @throws shape_error for an X, Ω or lengths that do not fit the parameters.
 template <real_scalar T>
-std::pair<dense_matrix<T>, tsa_head_saved<T>> tsa_head_forward(const tsa_head_params<T>& prm,
-                                                               const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
-                                                               const dense_matrix<T>& omega,
-                                                               const std::vector<std::size_t>& lengths = {}) {
+void tsa_head_forward(const tsa_head_params<T>& prm, const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                      const dense_matrix<T>& omega, const std::vector<std::size_t>& lengths, dense_matrix<T>& y,
+                      tsa_head_saved<T>& s) {
   TPROD_EXPECTS(prm.key.in_width() == prm.value.in_width(),
                 "nn::tsa_head_forward: the key weight takes " + std::to_string(prm.key.in_width()) +
                     " features but the value weight " + std::to_string(prm.value.in_width()));
-  std::pair<dense_matrix<T>, tsa_head_saved<T>> r;
-  tsa_head_saved<T>& s = r.second;
   s.lengths = detail::tsa_lengths(prm.key.in_width(), x.rows(), x.cols(), omega, lengths, "nn::tsa_head_forward");
   s.omega = omega;
   mpo_linear_forward<T>(prm.key, x, s.k, s.key_saved);
@@ -231,99 +301,156 @@ std::pair<dense_matrix<T>, tsa_head_saved<T>> tsa_head_forward(const tsa_head_pa
   s.scores.resize(batch);
   s.psi.resize(batch);
   s.filter.resize(batch);
-  r.first.resize(s.v.rows(), s.v.cols());
-  for (std::size_t b = 0; b < batch; ++b) {
+  y.resize(s.v.rows(), s.v.cols());
+  const std::size_t width = std::max(s.k.cols(), s.v.cols());
+  backend::cpu::parallel_for(batch, detail::tsa_threads(batch, std::size_t(steps), width), [&](std::size_t b) {
     const auto rows = Eigen::Index(b) * steps, n = Eigen::Index(s.lengths[b]);
-    s.scores[b] = attention_scores<T>(s.k.middleRows(rows, steps), prm.scale());
-    dense_matrix<T> theta = attention_coefficients_from_scores<T>(s.scores[b], prm.epsilon.f);
-    theta.bottomRows(steps - n).setZero();  // padding neither receives …
-    theta.rightCols(steps - n).setZero();   // … nor sends attention
-    s.psi[b] = attention_adjacency(omega, theta);
-    r.first.middleRows(rows, steps) = polynomial_filter_matrix<T>(s.psi[b], alpha, s.v.middleRows(rows, steps), &s.filter[b]);
-  }
+    attention_scores<T>(s.k.middleRows(rows, n), prm.scale(), s.scores[b]);
+    detail::tsa_adjacency(s.scores[b], omega, prm.epsilon, s.psi[b]);
+    polynomial_filter_matrix<T>(s.psi[b], alpha, s.v.middleRows(rows, n), y.middleRows(rows, n), s.filter[b]);
+    // a padded token neither sends nor receives attention: Ψ's rows and columns of it are 0, so f(Ψ) keeps α_0 V
+    y.middleRows(rows + n, steps - n) = alpha[0] * s.v.middleRows(rows + n, steps - n);
+  });
+}
+
+/// @brief One TSA head, returned with the state its backward pass needs.
+/// @throws shape_error for an X, Ω or lengths that do not fit the parameters.
+template <real_scalar T>
+std::pair<dense_matrix<T>, tsa_head_saved<T>> tsa_head_forward(const tsa_head_params<T>& prm,
+                                                               const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                                                               const dense_matrix<T>& omega,
+                                                               const std::vector<std::size_t>& lengths = {}) {
+  std::pair<dense_matrix<T>, tsa_head_saved<T>> r;
+  tsa_head_forward<T>(prm, x, omega, lengths, r.first, r.second);
   return r;
 }
 
-/// @brief Backward pass of tsa_head_forward: ∂J/∂X and the gradients of the key and value cores and of α.
+/// @brief Backward pass of tsa_head_forward into g: ∂J/∂X and the gradients of the key and value cores and of α.
+///        Sequences run in parallel on the workspace's per-thread buffers.
+/// @throws shape_error when d_out does not have the output's shape.
+template <real_scalar T>
+void tsa_head_backward(const tsa_head_params<T>& prm, const tsa_head_saved<T>& s,
+                       const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& d_out, tsa_head_grads<T>& g,
+                       tsa_workspace<T>& ws) {
+  TPROD_EXPECTS(d_out.rows() == s.v.rows() && d_out.cols() == s.v.cols(),
+                "nn::tsa_head_backward: gradient " + tprod::detail::shape_text(d_out) + " does not match the output " +
+                    tprod::detail::shape_text(s.v));
+  const auto steps = s.omega.rows();
+  const std::size_t batch = s.lengths.size();
+  const std::vector<T> alpha = detail::tsa_alpha(prm);
+  const T inv_dk = T(1 / prm.scale());
+  ws.dk.resize(s.k.rows(), s.k.cols());
+  ws.dv.resize(s.v.rows(), s.v.cols());
+  ws.d_alpha.resize(Eigen::Index(alpha.size()), Eigen::Index(batch));
+  const std::size_t threads = detail::tsa_threads(batch, std::size_t(steps), std::size_t(std::max(s.k.cols(), s.v.cols())));
+  if (ws.threads.size() < threads) ws.threads.resize(threads);
+  backend::cpu::parallel_for(batch, threads, [&](std::size_t b) {
+    // (min: a serial run on a thread of the caller's own team may have any index; it uses one scratch alone)
+    auto& t = ws.threads[std::min(backend::cpu::thread_index(), ws.threads.size() - 1)];
+    const auto rows = Eigen::Index(b) * steps, n = Eigen::Index(s.lengths[b]), pad = steps - n;
+    const auto dy = d_out.middleRows(rows, n);
+    polynomial_filter_backward<T>(s.psi[b], alpha, s.v.middleRows(rows, n), s.filter[b], dy, t.filter, t.work);
+    ws.dv.middleRows(rows, n) = t.filter.d_x;
+    ws.d_alpha.col(Eigen::Index(b)) = t.filter.d_alpha;
+    // the padded rows: Y = α_0 V there
+    ws.dv.middleRows(rows + n, pad) = alpha[0] * d_out.middleRows(rows + n, pad);
+    ws.d_alpha(0, Eigen::Index(b)) +=
+        (d_out.middleRows(rows + n, pad).array() * s.v.middleRows(rows + n, pad).array()).sum();
+    detail::tsa_score_gradient(s.scores[b], s.omega, prm.epsilon, inv_dk, t.filter.d_psi);
+    ws.dk.middleRows(rows, n).noalias() = t.filter.d_psi * s.k.middleRows(rows, n);
+    ws.dk.middleRows(rows + n, pad).setZero();
+  });
+  mpo_linear_backward<T>(prm.key, s.key_saved, ws.dk, ws.key_grads, ws.mpo);
+  mpo_linear_backward<T>(prm.value, s.value_saved, ws.dv, ws.value_grads, ws.mpo);
+  g.d_params.key = ws.key_grads.d_params;
+  g.d_params.value = ws.value_grads.d_params;
+  g.d_params.alpha = zeros<T>(shape_of(prm.alpha));
+  g.d_params.d_k = prm.d_k;
+  g.d_params.epsilon = prm.epsilon;
+  if (!prm.simplified())  // column by column (see mpo_linear_backward): the same bits wherever the buffers lie
+    for (Eigen::Index b = 0; b < ws.d_alpha.cols(); ++b) tprod::detail::elements(g.d_params.alpha) += ws.d_alpha.col(b);
+  g.d_input = ws.key_grads.d_input + ws.value_grads.d_input;
+}
+
+/// @brief Backward pass of tsa_head_forward, returned.
 /// @throws shape_error when d_out does not have the output's shape.
 template <real_scalar T>
 tsa_head_grads<T> tsa_head_backward(const tsa_head_params<T>& prm, const tsa_head_saved<T>& s,
                                     const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& d_out) {
-  TPROD_EXPECTS(d_out.rows() == s.v.rows() && d_out.cols() == s.v.cols(),
-                "nn::tsa_head_backward: gradient " + tprod::detail::shape_text(d_out) + " does not match the output " +
-                    tprod::detail::shape_text(s.v));
-  tsa_head_grads<T> g{dense_matrix<T>(), zeros_like(prm)};
-  const auto steps = s.omega.rows();
-  const std::vector<T> alpha = detail::tsa_alpha(prm);
-  const T inv_dk = T(1 / prm.scale());
-  dense_matrix<T> dk(s.k.rows(), s.k.cols()), dv(s.v.rows(), s.v.cols());
-  for (std::size_t b = 0; b < s.lengths.size(); ++b) {
-    const auto rows = Eigen::Index(b) * steps, n = Eigen::Index(s.lengths[b]);
-    const auto fg = polynomial_filter_backward<T>(s.psi[b], alpha, s.v.middleRows(rows, steps), s.filter[b],
-                                                  d_out.middleRows(rows, steps));
-    dv.middleRows(rows, steps) = fg.d_x;
-    if (!prm.simplified()) tprod::detail::elements(g.d_params.alpha) += fg.d_alpha;
-    // ∂J/∂S = (Ω ⊙ ∂J/∂Ψ) ⊙ ε'(S) on the unpadded off-diagonal entries, 0 elsewhere
-    dense_matrix<T> ds = dense_matrix<T>::Zero(steps, steps);
-    for (Eigen::Index j = 0; j < n; ++j)
-      for (Eigen::Index i = 0; i < n; ++i)
-        if (i != j) ds(i, j) = s.omega(i, j) * fg.d_psi(i, j) * prm.epsilon.df(s.scores[b](i, j));
-    dk.middleRows(rows, steps).noalias() = (ds + ds.transpose()) * s.k.middleRows(rows, steps) * inv_dk;
-  }
-  auto gk = mpo_linear_backward<T>(prm.key, s.key_saved, dk);
-  auto gv = mpo_linear_backward<T>(prm.value, s.value_saved, dv);
-  g.d_params.key = std::move(gk.d_params);
-  g.d_params.value = std::move(gv.d_params);
-  g.d_input = std::move(gk.d_input);
-  g.d_input += gv.d_input;
+  tsa_head_grads<T> g;
+  tsa_workspace<T> ws;
+  tsa_head_backward<T>(prm, s, d_out, g, ws);
   return g;
 }
 
-/// @brief Multi-head TSA: the H heads on X, concatenated, through the MPO projection.
+/// @brief Multi-head TSA: the H heads on X, concatenated, through the MPO projection, into y and `s` (reused).
 /// @throws shape_error as tsa_head_forward, or when the projection does not take Σ_h J_h features.
 template <real_scalar T>
-std::pair<dense_matrix<T>, tsa_saved<T>> tsa_forward(const tsa_params<T>& prm,
-                                                     const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
-                                                     const dense_matrix<T>& omega,
-                                                     const std::vector<std::size_t>& lengths = {}) {
+void tsa_forward(const tsa_params<T>& prm, const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                 const dense_matrix<T>& omega, const std::vector<std::size_t>& lengths, dense_matrix<T>& y,
+                 tsa_saved<T>& s, tsa_workspace<T>& ws) {
   TPROD_EXPECTS(!prm.heads.empty(), "nn::tsa_forward: the layer has no heads");
   std::size_t width = 0;
   for (const auto& h : prm.heads) width += h.value.out_width();
   TPROD_EXPECTS(width == prm.projection.in_width(),
                 "nn::tsa_forward: the heads output " + std::to_string(width) + " features but the projection takes " +
                     std::to_string(prm.projection.in_width()));
-  std::pair<dense_matrix<T>, tsa_saved<T>> r;
-  dense_matrix<T> cat(x.rows(), Eigen::Index(width));
+  s.heads.resize(prm.heads.size());
+  ws.heads_out.resize(x.rows(), Eigen::Index(width));
   Eigen::Index col = 0;
-  for (const auto& h : prm.heads) {
-    auto [y, saved] = tsa_head_forward<T>(h, x, omega, lengths);
-    cat.middleCols(col, y.cols()) = y;
+  for (std::size_t h = 0; h < prm.heads.size(); ++h) {
+    tsa_head_forward<T>(prm.heads[h], x, omega, lengths, y, s.heads[h]);
+    ws.heads_out.middleCols(col, y.cols()) = y;
     col += y.cols();
-    r.second.heads.push_back(std::move(saved));
   }
-  mpo_linear_forward<T>(prm.projection, cat, r.first, r.second.projection);
+  mpo_linear_forward<T>(prm.projection, ws.heads_out, y, s.projection);
+}
+
+/// @brief Multi-head TSA, returned with the state its backward pass needs.
+/// @throws shape_error as tsa_head_forward, or when the projection does not take Σ_h J_h features.
+template <real_scalar T>
+std::pair<dense_matrix<T>, tsa_saved<T>> tsa_forward(const tsa_params<T>& prm,
+                                                     const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
+                                                     const dense_matrix<T>& omega,
+                                                     const std::vector<std::size_t>& lengths = {}) {
+  std::pair<dense_matrix<T>, tsa_saved<T>> r;
+  tsa_workspace<T> ws;
+  tsa_forward<T>(prm, x, omega, lengths, r.first, r.second, ws);
   return r;
 }
 
-/// @brief Backward pass of tsa_forward.
+/// @brief Backward pass of tsa_forward into g.
+/// @throws shape_error when d_out does not have the output's shape.
+template <real_scalar T>
+void tsa_backward(const tsa_params<T>& prm, const tsa_saved<T>& s,
+                  const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& d_out, tsa_grads<T>& g,
+                  tsa_workspace<T>& ws) {
+  mpo_linear_backward<T>(prm.projection, s.projection, d_out, ws.projection_grads, ws.mpo);
+  const dense_matrix<T>& d_heads = ws.projection_grads.d_input;
+  g.d_params.projection = ws.projection_grads.d_params;
+  g.d_params.heads.resize(prm.heads.size());
+  Eigen::Index col = 0;
+  tsa_head_grads<T>& gh = ws.head_grads;
+  for (std::size_t h = 0; h < prm.heads.size(); ++h) {
+    const auto w = Eigen::Index(prm.heads[h].value.out_width());
+    tsa_head_backward<T>(prm.heads[h], s.heads[h], d_heads.middleCols(col, w), gh, ws);
+    col += w;
+    g.d_params.heads[h] = gh.d_params;
+    if (h == 0)
+      g.d_input = gh.d_input;
+    else
+      g.d_input += gh.d_input;
+  }
+}
+
+/// @brief Backward pass of tsa_forward, returned.
 /// @throws shape_error when d_out does not have the output's shape.
 template <real_scalar T>
 tsa_grads<T> tsa_backward(const tsa_params<T>& prm, const tsa_saved<T>& s,
                           const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& d_out) {
-  tsa_grads<T> g{dense_matrix<T>(), zeros_like(prm)};
-  auto gp = mpo_linear_backward<T>(prm.projection, s.projection, d_out);
-  g.d_params.projection = std::move(gp.d_params);
-  Eigen::Index col = 0;
-  for (std::size_t h = 0; h < prm.heads.size(); ++h) {
-    const auto w = Eigen::Index(prm.heads[h].value.out_width());
-    auto gh = tsa_head_backward<T>(prm.heads[h], s.heads[h], gp.d_input.middleCols(col, w));
-    col += w;
-    g.d_params.heads[h] = std::move(gh.d_params);
-    if (h == 0)
-      g.d_input = std::move(gh.d_input);
-    else
-      g.d_input += gh.d_input;
-  }
+  tsa_grads<T> g;
+  tsa_workspace<T> ws;
+  tsa_backward<T>(prm, s, d_out, g, ws);
   return g;
 }
 

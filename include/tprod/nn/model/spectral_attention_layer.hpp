@@ -67,21 +67,20 @@ class spectral_attention_layer {
     const std::size_t steps = x.m() / b.size;
     if (std::size_t(omega_.rows()) != steps) omega_ = bidirectional_time_adjacency<T>(steps, damping_);
     copy_values_into_cores();
-    auto [y, saved] = tsa_forward<T>(prm_, x.slice(0), omega_, b.lengths);
-    saved_ = std::move(saved);
-    out_ = tensor3<T>(std::size_t(y.rows()), std::size_t(y.cols()), 1, uninitialized);
-    out_.slice(0) = y;
+    tsa_forward<T>(prm_, x.slice(0), omega_, b.lengths, y_, saved_, ws_);
+    detail::ensure_shape(out_, std::size_t(y_.rows()), std::size_t(y_.cols()), 1);
+    out_.slice(0) = y_;
     return out_;
   }
 
   const tensor3<T>& backward(const tensor3<T>& dy) {
-    auto g = tsa_backward<T>(prm_, saved_, dy.slice(0));
+    tsa_backward<T>(prm_, saved_, dy.slice(0), g_, ws_);
     std::size_t i = 0;
-    g.d_params.for_each([&](const std::string&, ndtensor<T>& d) {
+    g_.d_params.for_each([&](const std::string&, ndtensor<T>& d) {
       grads_[i++].elements() += Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(d.data(), Eigen::Index(d.size()));
     });
-    dx_ = tensor3<T>(std::size_t(g.d_input.rows()), std::size_t(g.d_input.cols()), 1, uninitialized);
-    dx_.slice(0) = g.d_input;
+    detail::ensure_shape(dx_, std::size_t(g_.d_input.rows()), std::size_t(g_.d_input.cols()), 1);
+    dx_.slice(0) = g_.d_input;
     return dx_;
   }
 
@@ -116,7 +115,10 @@ class spectral_attention_layer {
   std::vector<std::string> names_;
   std::vector<tensor3<T>> values_, grads_;
   dense_matrix<T> omega_;
-  tsa_saved<T> saved_;
+  tsa_saved<T> saved_;  // reused from step to step with ws_, g_ and y_: no L×L allocation once sized
+  tsa_workspace<T> ws_;
+  tsa_grads<T> g_;
+  dense_matrix<T> y_;
   tensor3<T> out_, dx_;
 };
 
