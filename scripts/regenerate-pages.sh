@@ -11,7 +11,7 @@
 #
 # Long: on the 2-core VM of the pages the full runs take about 11 min (ltransformer_text), 7 min
 # (tensorllm_denoise, after ltransformer_text), 2.5 min (mpo_finetune), 67 min (language_model), 18 min
-# (multilinear_attention), 30 min (tsa_text_classifier) and 2 h 10 min (tcp_vit).
+# (multilinear_attention), 3 min (tsa_text_classifier) and 2 h 10 min (tcp_vit).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 all=(ltransformer_text tensorllm_denoise mpo_finetune language_model multilinear_attention tsa_text_classifier tcp_vit)

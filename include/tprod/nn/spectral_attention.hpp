@@ -283,6 +283,8 @@ void tsa_score_gradient(const dense_matrix<T>& scores, const dense_matrix<T>& om
 /// @param x the (B·L)×I input, B sequences of L rows.
 /// @param omega the L×L time graph Ω; X must hold whole sequences of L rows.
 /// @param lengths empty, or the number of real (unpadded) tokens of each sequence.
+/// @param y the (B·L)×J output (resized).
+/// @param s the state of the backward pass (its buffers reused).
 /// @throws shape_error for an X, Ω or lengths that do not fit the parameters.
 template <real_scalar T>
 void tsa_head_forward(const tsa_head_params<T>& prm, const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
