@@ -47,6 +47,7 @@ struct relu_derivative {
 };
 
 /// @brief ε of the attention graph and its derivative (for the backward pass). Default: ReLU, ε' = [s > 0].
+///        A user's pair is called from several threads at once (sequences run in parallel): it must be thread-safe.
 template <real_scalar T>
 struct tsa_activation {
   std::function<T(T)> f = relu_activation{};

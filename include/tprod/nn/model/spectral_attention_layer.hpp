@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tprod/graph/time_graph.hpp"
+#include "tprod/nn/detail/common.hpp"
 #include "tprod/nn/model/layer.hpp"
 #include "tprod/nn/spectral_attention.hpp"
 
