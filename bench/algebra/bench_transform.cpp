@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "bench_names.hpp"
@@ -25,11 +26,24 @@ void run_transform(benchmark::State& state, const L& policy, std::size_t m, std:
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
 }
 
+/// memcpy of the tensor on as many threads as a transform of it uses (all of them from parallel_min_elements
+/// elements, one below), each thread copying one contiguous share: the machine's copy, not a loop of ours.
 void copy_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p) {
   const auto a = tprod::random_tensor3<float>(m, n, p, 1);
   tprod::tensor3<float> out(m, n, p, tprod::uninitialized);
+  const std::size_t size = a.size();
+  const int threads = size < tprod::backend::cpu::parallel_min_elements ? 1 : int(tprod::num_threads());
   for (auto _ : state) {
-    std::copy(a.data(), a.data() + a.size(), out.data());
+#pragma omp parallel num_threads(threads)
+    {
+#if defined(_OPENMP)
+      const auto t = std::size_t(omp_get_thread_num()), team = std::size_t(omp_get_num_threads());
+#else
+      const std::size_t t = 0, team = 1;
+#endif
+      const std::size_t begin = size * t / team, end = size * (t + 1) / team;
+      std::memcpy(out.data() + begin, a.data() + begin, (end - begin) * sizeof(float));
+    }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }

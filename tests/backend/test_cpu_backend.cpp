@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdlib>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "tprod/nn/detail/slice_gemm.hpp"
@@ -263,6 +264,8 @@ TEST_CASE_TEMPLATE("tube kernel: the split DCT and OUT = IN·Mt equal Eigen's pr
     CHECK_MESSAGE(diff <= bound, "max |difference| ", diff, " > ", bound);
   };
   // Rows: one partial tile, one tile and one row, several panels with a partial last one (tests run at -O0: few).
+  // Out of place these run their tiles in the tensor's own memory; in place, p = 24 and 64 go through panels (the
+  // two paths on their own: the next test case).
   constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
   for (std::size_t rows : {std::size_t(1), V + 1, std::size_t(1031)}) {
     for (std::size_t p : {2, 3, 8, 16, 24, 64}) {  // 16 and up: the DCT splits once or more
@@ -294,6 +297,39 @@ TEST_CASE_TEMPLATE("tube kernel: the split DCT and OUT = IN·Mt equal Eigen's pr
           CHECK(max_diff(io, out) == 0.0);
         }
       }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("tube kernel tiles: in the tensor's memory and through panels, in and out of place", R, float,
+                   double) {
+  namespace tk = backend::cpu::tube_kernel;
+  constexpr std::size_t V = tk::tile_rows<R>;
+  // A tile that shows which rows and columns it was given: dst column k = (k + 1)·src column (k mod p).
+  const auto run = [](std::vector<R>& in, int p, std::vector<R>* out, int q, std::size_t rows) {
+    R* dst = out ? out->data() : in.data();
+    tk::for_each_tile<R>(in.data(), p, dst, q, rows, 2, [&](tk::columns<const R> src, tk::columns<R> d) {
+      for (int k = 0; k < q; ++k)
+        for (std::size_t r = 0; r < V; ++r) d.col(k)[r] = R(k + 1) * src.col(k % p)[r];
+    });
+  };
+  // 17 columns and rows·17 elements over direct_max_bytes take the panels; 16 columns, or a small tensor, not.
+  const std::size_t panel_rows = tk::direct_max_bytes / sizeof(R) / 17 + 3 * V + 5;
+  for (const auto& [rows, p, q] : {std::tuple{panel_rows, 17, 17}, std::tuple{panel_rows, 16, 16},
+                                   std::tuple{5 * V + 3, 17, 17}, std::tuple{5 * V + 3, 3, 5}}) {
+    CAPTURE(rows);
+    CAPTURE(p);
+    std::vector<R> in(rows * std::size_t(p)), out(rows * std::size_t(q), R(-1));
+    for (std::size_t e = 0; e < in.size(); ++e) in[e] = R(e % 1009);
+    std::vector<R> expected(out.size());
+    for (int k = 0; k < q; ++k)
+      for (std::size_t r = 0; r < rows; ++r)
+        expected[r + std::size_t(k) * rows] = R(k + 1) * in[r + std::size_t(k % p) * rows];
+    run(in, p, &out, q, rows);
+    CHECK(out == expected);
+    if (p == q) {
+      run(in, p, nullptr, q, rows);  // in place
+      CHECK(in == expected);
     }
   }
 }

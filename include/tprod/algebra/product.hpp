@@ -13,7 +13,8 @@ namespace tprod {
 /// @throws shape_error unless A's columns equal B's rows and both have p tubes (or L cannot act on p tubes).
 /// The result is real for real A, B under dct, dft, identity and real matrix transforms; complex under a complex Z.
 ///
-/// Peak memory, beyond A and B (which are kept): Â, B̂ and Ĉ, C taking Ĉ's place where the inverse runs in place
+/// Under the identity the product is the facewise product, with no temporaries. Peak memory otherwise, beyond A
+/// and B (which are kept): Â, B̂ and Ĉ, C taking Ĉ's place where the inverse runs in place
 /// (all-dynamic extents, a transform that keeps the scalar and all p slices, GEMM or identity path; otherwise C
 /// is a fourth block). A caller who can give A and B up does better with transform(std::move(A), L): then Â
 /// and B̂ reuse A's and B's memory and the peak is A + B + C (what `tprod product` does).
@@ -31,7 +32,10 @@ auto product(const detail::execution_of<space_of<A>>& ex, const A& a, const B& b
     const auto bv = cview(b);
     detail::check_product_shapes("product", av.m(), av.n(), av.p(), bv.m(), bv.n(), bv.p());
     const detail::execution_scope_of<space_of<A>> scope(ex);  // temporaries and the facewise product follow ex
-    return inverse_transform(ex, transform(ex, a, policy) * transform(ex, b, policy));
+    if constexpr (L::algorithm == tube_algorithm::identity)
+      return facewise(ex, a, b);  // Z = I: Â = A, B̂ = B, C = Ĉ, without copying A and B
+    else
+      return inverse_transform(ex, transform(ex, a, policy) * transform(ex, b, policy));
   }
 }
 

@@ -280,7 +280,7 @@ void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, con
   backend::cpu::parallel_for(p * batch, threads, [&](std::size_t f) {
     const std::size_t k = f / batch, rows = (f % batch) * n;
     const auto qkv = std::as_const(c.qkv).slice(k).middleRows(Eigen::Index(rows), nn);
-    auto phi_f = phi.slice(std::min(backend::cpu::thread_index(), threads - 1));
+    auto phi_f = phi.slice(backend::cpu::thread_slot(threads));
     detail::pair_matrix<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), phi_f);
     auto z = c.z.slice(f);
     const auto w = a.w_o.data().slice(k);
@@ -336,7 +336,7 @@ void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, co
     const auto z = c.z.slice(f), core = c.core.slice(k);
     auto dqkv = ws.dqkv.slice(k).middleRows(Eigen::Index(b * n), nn);
     auto dz = ws.dz.slice(f);
-    auto dphi = ws.phi.slice(std::min(backend::cpu::thread_index(), threads - 1));
+    auto dphi = ws.phi.slice(backend::cpu::thread_slot(threads));
     const auto w = a.w_o.data().slice(k);
     if (!causal) {
       dqkv.leftCols(r).noalias() = dy * (core * z).transpose();
@@ -374,7 +374,7 @@ void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, co
                        c1 = (panel + 1) * Eigen::Index(d) / panels;
     auto dw = g.w_o.data().slice(k).middleCols(c0, c1 - c0);
     dw.setZero();
-    auto phi = ws.phi.slice(std::min(backend::cpu::thread_index(), threads - 1));
+    auto phi = ws.phi.slice(backend::cpu::thread_slot(threads));
     for (std::size_t b = 0; b < batch; ++b) {
       const auto qkv = block_rows(c.qkv, k * batch + b);
       detail::pair_matrix<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), phi);

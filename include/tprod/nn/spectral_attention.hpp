@@ -349,7 +349,7 @@ void tsa_head_backward(const tsa_head_params<T>& prm, const tsa_head_saved<T>& s
   if (ws.threads.size() < threads) ws.threads.resize(threads);
   backend::cpu::parallel_for(batch, threads, [&](std::size_t b) {
     // (min: a serial run on a thread of the caller's own team may have any index; it uses one scratch alone)
-    auto& t = ws.threads[std::min(backend::cpu::thread_index(), ws.threads.size() - 1)];
+    auto& t = ws.threads[backend::cpu::thread_slot(ws.threads.size())];
     const auto rows = Eigen::Index(b) * steps, n = Eigen::Index(s.lengths[b]), pad = steps - n;
     const auto dy = d_out.middleRows(rows, n);
     polynomial_filter_backward<T>(s.psi[b], alpha, s.v.middleRows(rows, n), s.filter[b], dy, t.filter, t.work);

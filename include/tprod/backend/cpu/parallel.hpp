@@ -40,6 +40,11 @@ inline std::size_t thread_index() {
 #endif
 }
 
+/// @brief Which of `slots` per-thread workspaces the calling thread uses inside a parallel_for sized for `slots`
+/// threads: its team index, or the last slot when the loop runs on the calling thread inside a larger team of the
+/// user's (parallel_for does not nest, so that thread is then the loop's only one). slots ≥ 1.
+inline std::size_t thread_slot(std::size_t slots) { return std::min(thread_index(), slots - 1); }
+
 /// @brief Calls f(i) for every i < count on up to `threads` threads (dynamic schedule: units may differ in
 /// cost). Runs on the calling thread when threads ≤ 1, count ≤ 1, or inside a parallel region already (no
 /// nesting). The first exception thrown by f is rethrown on the caller once every unit has finished.

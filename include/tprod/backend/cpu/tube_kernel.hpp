@@ -2,7 +2,8 @@
 /// @file tube_kernel.hpp
 /// @brief Short-tube transforms at memory speed: OUT = IN · Mt for tubes of length p ≤ tube_kernel_max_tubes, and
 /// the orthonormal DCT-II and its inverse by a recursive even/odd split, both in tiles of tile_rows rows, the
-/// tensor read once and written once (panel by panel).
+/// tensor read once and written once (tile by tile in its own memory, or panel by panel for long tubes in large
+/// tensors).
 ///
 /// Why not Eigen's GEMM: on a (m·n)×p by p×q product with p ≤ 64 Eigen packs both operands and its kernel is tuned
 /// for long inner dimensions; it ran at a third of the machine's FMA rate and 3.4× a copy of the same bytes
@@ -194,30 +195,63 @@ static_assert(std::size_t(tile_rows<float>) * tube_kernel_max_tubes <= panel_ele
                   std::size_t(tile_rows<double>) * tube_kernel_max_tubes <= panel_elements<double>,
               "a panel holds at least one tile of the widest tensor");
 
-/// Runs tile(src, dst) over the tiles of `rows` rows on up to `threads` threads, through panels: each thread
-/// copies a panel of rows of every input column into local memory (long contiguous reads, where reading a tile
-/// straight from the tensor touches p columns whose power-of-two stride (256×256 slices: 256 KiB) maps them to the
-/// same cache sets; measured 40 % slower), runs the tiles there and copies the outputs back. The copies also make
-/// in == out safe and pad the last partial tile with zeros.
+/// A tensor runs its tiles straight from and into its own memory when its tubes are short (direct_max_columns
+/// inputs and outputs), or out of place when it is small (direct_max_bytes of inputs or of outputs); otherwise
+/// through panels. Measured on the DCT (float and double, 2 threads, docs/design.md): out of place, direct tiles
+/// took 0.6–1.0× the time of panels at p ≤ 16 for every size (64×64 to 1024×1024) and 0.7–0.9× up to 4 MiB at
+/// p = 32 and 64, but 1.25–1.35× at p = 32 and 64 from 8 MiB; in place, where each tile first copies its inputs, 0.84–1.0×
+/// at p ≤ 16 and 1.1–1.3× at p = 32 and 64.
+inline constexpr int direct_max_columns = 16;
+/// @copydoc direct_max_columns
+inline constexpr std::size_t direct_max_bytes = std::size_t(4) << 20;
+
+/// Runs tile(src, dst) over the tiles of `rows` rows on up to `threads` threads. Where direct_max_columns or
+/// direct_max_bytes allow, straight from and into the tensor (in place, each tile's inputs are first copied to L1:
+/// a tile of the dense product writes its first outputs before it has read its inputs for the last ones), the last
+/// partial tile through a panel. Otherwise through panels: each thread copies a panel of rows of every input column
+/// into local memory (long contiguous reads where a tile reads p columns whose stride is a large power of two,
+/// 4 MiB for 1024×1024 slices: p pages and p prefetch streams per tile), runs the tiles there and copies the
+/// outputs back. The copies also make in == out safe and pad the last partial tile with zeros.
 template <class R, class Tile>
 void for_each_tile(const R* in, int p, R* out, int q, std::size_t rows, std::size_t threads, Tile tile) {
   constexpr std::size_t V = tile_rows<R>;
   const std::size_t width_max = std::size_t(std::max(p, q));
   const std::size_t panel = std::max(V, panel_elements<R> / width_max / V * V);
-  const std::size_t panels = (rows + panel - 1) / panel;
-  parallel_ranges(panels, threads, 1, [&](std::size_t begin, std::size_t end) {
+  // Rows r ≤ i < r + n through local copies.
+  const auto through_panel = [&](std::size_t r, std::size_t n) {
     alignas(64) R in_panel[panel_elements<R>], out_panel[panel_elements<R>];
     const auto ld = std::ptrdiff_t(panel);
-    for (std::size_t i = begin; i < end; ++i) {
-      const std::size_t r = i * panel, n = std::min(panel, rows - r), padded = (n + V - 1) / V * V;
-      for (int t = 0; t < p; ++t) {
-        std::copy_n(in + r + std::size_t(t) * rows, n, in_panel + t * ld);
-        std::fill(in_panel + t * ld + n, in_panel + t * ld + padded, R(0));
-      }
-      for (std::size_t j = 0; j < padded; j += V)
-        tile(columns<const R>{in_panel + j, ld}, columns<R>{out_panel + j, ld});
-      for (int k = 0; k < q; ++k) std::copy_n(out_panel + k * ld, n, out + r + std::size_t(k) * rows);
+    const std::size_t padded = (n + V - 1) / V * V;
+    for (int t = 0; t < p; ++t) {
+      std::copy_n(in + r + std::size_t(t) * rows, n, in_panel + t * ld);
+      std::fill(in_panel + t * ld + n, in_panel + t * ld + padded, R(0));
     }
+    for (std::size_t j = 0; j < padded; j += V)
+      tile(columns<const R>{in_panel + j, ld}, columns<R>{out_panel + j, ld});
+    for (int k = 0; k < q; ++k) std::copy_n(out_panel + k * ld, n, out + r + std::size_t(k) * rows);
+  };
+  const bool short_tubes = int(width_max) <= direct_max_columns;
+  const bool small = in != out && rows * width_max * sizeof(R) <= direct_max_bytes;
+  if (short_tubes || small) {
+    const std::size_t whole = rows / V;
+    const auto ld = std::ptrdiff_t(rows);
+    parallel_ranges(whole, threads, 1, [&](std::size_t begin, std::size_t end) {
+      alignas(64) R inputs[tube_kernel_max_tubes * V];
+      for (std::size_t j = begin * V; j < end * V; j += V) {
+        columns<const R> src{in + j, ld};
+        if (in == out) {  // in place: the tile's inputs are read into L1 before any output is written
+          for (int t = 0; t < p; ++t) std::copy_n(in + j + std::size_t(t) * rows, V, inputs + std::size_t(t) * V);
+          src = {inputs, std::ptrdiff_t(V)};
+        }
+        tile(src, columns<R>{out + j, ld});
+      }
+    });
+    if (whole * V < rows) through_panel(whole * V, rows - whole * V);
+    return;
+  }
+  const std::size_t panels = (rows + panel - 1) / panel;
+  parallel_ranges(panels, threads, 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) through_panel(i * panel, std::min(panel, rows - i * panel));
   });
 }
 

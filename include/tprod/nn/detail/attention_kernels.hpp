@@ -175,12 +175,12 @@ void attention_scores_backward(const attention_dims& d, head_blocks<const T> q, 
     dk.at(s, j, b, d.tk, d.dh).noalias() = ds * q.at(s, j, b, d.tq, d.dh);
   };
   if (variant == attention_variant::spectral) {
-    // One block at a time per thread: dPᵀ (slice `thread_index()` of dp) stays in cache between its GEMM, the
+    // One block at a time per thread: dPᵀ (slice `thread_slot` of dp) stays in cache between its GEMM, the
     // softmax backward and the two GEMMs after.
     ensure_shape(dp, d.tk, d.tq, std::max<std::size_t>(1, threads));
     backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
       // (min: a serial run on a thread of the caller's own team may have any index; it uses one slice alone)
-      auto dpt = dp.slice(std::min(backend::cpu::thread_index(), dp.p() - 1));
+      auto dpt = dp.slice(backend::cpu::thread_slot(dp.p()));
       const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
       const auto pt = prob_block(probs, f);
       const auto dob = d_out.at(s, j, b, d.tq, d.dh);

@@ -77,7 +77,7 @@ void dimension_wise_backward(const attention_dims& d, head_blocks<const T> q, he
   tally_dimension_wise(mask, d, 2, 2);  // dV, dAᵀ over all T; dQ, dK over the n valid tokens
   ensure_shape(dp, d.dh, d.dh, std::max<std::size_t>(1, threads));
   backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
-    auto dat = dp.slice(std::min(backend::cpu::thread_index(), dp.p() - 1));
+    auto dat = dp.slice(backend::cpu::thread_slot(dp.p()));
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
     const Eigen::Index n = valid_tokens(mask, d, b);
     const auto at = prob_block(probs, f);
