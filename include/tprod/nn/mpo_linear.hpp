@@ -227,7 +227,6 @@ void for_each_mpo_block(const mpo<T>& w, std::size_t rows, std::vector<mpo_block
   if (buffers.size() < threads) buffers.resize(threads);
   for (auto& b : buffers) b.states.resize(w.order());
   backend::cpu::parallel_for(blocks, threads, [&](std::size_t u) {
-    // (min: a serial run on a thread of the caller's own team may have any index; it uses one buffer alone)
     auto& buf = buffers[backend::cpu::thread_slot(buffers.size())];
     const std::size_t first = u * block;
     f(u, first, std::min(block, rows - first), buf);

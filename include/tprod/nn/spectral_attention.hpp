@@ -348,7 +348,6 @@ void tsa_head_backward(const tsa_head_params<T>& prm, const tsa_head_saved<T>& s
   const std::size_t threads = detail::tsa_threads(batch, std::size_t(steps), std::size_t(std::max(s.k.cols(), s.v.cols())));
   if (ws.threads.size() < threads) ws.threads.resize(threads);
   backend::cpu::parallel_for(batch, threads, [&](std::size_t b) {
-    // (min: a serial run on a thread of the caller's own team may have any index; it uses one scratch alone)
     auto& t = ws.threads[backend::cpu::thread_slot(ws.threads.size())];
     const auto rows = Eigen::Index(b) * steps, n = Eigen::Index(s.lengths[b]), pad = steps - n;
     const auto dy = d_out.middleRows(rows, n);

@@ -179,7 +179,6 @@ void attention_scores_backward(const attention_dims& d, head_blocks<const T> q, 
     // softmax backward and the two GEMMs after.
     ensure_shape(dp, d.tk, d.tq, std::max<std::size_t>(1, threads));
     backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
-      // (min: a serial run on a thread of the caller's own team may have any index; it uses one slice alone)
       auto dpt = dp.slice(backend::cpu::thread_slot(dp.p()));
       const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
       const auto pt = prob_block(probs, f);
