@@ -68,9 +68,9 @@ TEST_CASE_TEMPLATE("facewise product is the L-product under the identity transfo
 
 TEST_CASE_TEMPLATE("products on the tube kernel: partial tiles, a forward and an in-place inverse, and the identity",
                    T, float, double) {
-  // Odd extents give partial tiles; the transforms run out of place and the inverse in place, in the tensors' own
-  // memory (the panels are tested in tests/backend). Under the identity the product is the facewise product, which
-  // must equal the steps through copies.
+  // Odd extents give partial tiles; the forward transforms run out of place in the tensors' own memory, the inverse
+  // in place (in Ĉ's memory at p ≤ 16, through panels at p = 24; both paths alone: tests/backend). Under the
+  // identity the product is the facewise product, which must equal the steps through copies.
   const std::array<std::array<std::size_t, 4>, 3> shapes{{{33, 17, 35, 16}, {70, 9, 66, 24}, {5, 3, 2, 7}}};
   const Eigen::MatrixXd z16 = well_conditioned(16, 3), z24 = well_conditioned(24, 5), z7 = well_conditioned(7, 4);
   const execution_scope gemm(execution{transform_path::gemm});

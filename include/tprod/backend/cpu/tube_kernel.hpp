@@ -197,11 +197,11 @@ static_assert(std::size_t(tile_rows<float>) * tube_kernel_max_tubes <= panel_ele
 
 /// A tensor runs its tiles straight from and into its own memory when its tubes are short (direct_max_columns
 /// inputs and outputs), or out of place when it is small (direct_max_bytes of inputs or of outputs); otherwise
-/// through panels. Measured on the DCT (float and double, 2 threads, docs/design.md): out of place, direct tiles
-/// took 0.6–1.0× the time of panels at p ≤ 16 for every size (64×64 to 1024×1024) and 0.7–0.9× up to 4 MiB at
-/// p = 32 and 64 (on two threads; a 4 MiB forward inside a one-thread product measured 1.07–1.10×, hence the limit of
-/// 1 MiB), but 1.25–1.35× at p = 32 and 64 from 8 MiB; in place, where each tile first copies its
-/// inputs, 0.84–1.0× at p ≤ 16 and 1.1–1.3× at p = 32 and 64.
+/// through panels. Measured on the DCT (float and double, docs/design.md), direct tiles took, as a share of the
+/// panels' time: out of place, 0.6–1.0× at p ≤ 16 for every size (64×64 to 1024×1024); at p = 32 and 64 0.7–0.9×
+/// up to 4 MiB on two threads, but 1.07–1.10× for a 4 MiB forward inside a one-thread product (hence 1 MiB) and
+/// 1.25–1.35× from 8 MiB; in place, where each tile first copies its inputs, 0.84–1.0× at p ≤ 16 and 1.1–1.3× at
+/// p = 32 and 64.
 inline constexpr int direct_max_columns = 16;
 /// @copydoc direct_max_columns
 inline constexpr std::size_t direct_max_bytes = std::size_t(1) << 20;
