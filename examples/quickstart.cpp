@@ -3,7 +3,7 @@
 // time of its 16 plain GEMMs on as many threads; and, when tprod was built with its CUDA backend and a GPU is present, the same
 // product on the GPU, checked against the CPU's (it says so when there is no GPU).
 #include <tprod/tprod.hpp>
-#if defined(TPROD_HAS_CUDA)
+#if TPROD_HAS_CUDA
 #include <tprod/cuda.hpp>
 #endif
 
@@ -43,7 +43,7 @@ double best_ms(F&& f, int repeats = 5) {
 
 /// The same L-product on the GPU, checked against the CPU's result, and its time (device work, waited for).
 void on_the_gpu(const tprod::tensor3<float>& a, const tprod::tensor3<float>& b, const tprod::tensor3<float>& c) {
-#if defined(TPROD_HAS_CUDA)
+#if TPROD_HAS_CUDA
   const int devices = tprod::cuda::device_count();
   if (devices == 0) {
     std::printf("GPU: tprod was built with CUDA, but no CUDA device is present here: the products ran on the CPU only\n");

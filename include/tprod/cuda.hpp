@@ -7,14 +7,18 @@
 /// `tprod::cuda::device_count()`; seeded device random tensors. Compiles with the host compiler; link
 /// `tprod::cuda` (CMake option TPROD_ENABLE_CUDA). See docs/cuda.md.
 #include "tprod/tprod.hpp"
+#include "tprod/backend/cuda/activation.hpp"
 #include "tprod/backend/cuda/contract.hpp"
 #include "tprod/backend/cuda/copy.hpp"
 #include "tprod/backend/cuda/device_buffer.hpp"
 #include "tprod/backend/cuda/elementwise.hpp"
 #include "tprod/backend/cuda/error.hpp"
 #include "tprod/backend/cuda/facewise.hpp"
+#include "tprod/backend/cuda/layer_norm.hpp"
 #include "tprod/backend/cuda/mode_product.hpp"
+#include "tprod/backend/cuda/optimizer.hpp"
 #include "tprod/backend/cuda/random.hpp"
 #include "tprod/backend/cuda/slice_factorization.hpp"
+#include "tprod/backend/cuda/slice_linear.hpp"
 #include "tprod/backend/cuda/system.hpp"
 #include "tprod/backend/cuda/transform.hpp"

@@ -5,8 +5,10 @@
 #include <curand.h>
 #include <cusolverDn.h>
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "tprod/backend/cuda/detail/raw.hpp"
 #include "tprod/backend/cuda/error.hpp"
@@ -44,10 +46,38 @@ struct scratch {
   scratch& operator=(const scratch&) = delete;
 };
 
+// Grid-stride loop over n elements (launched with blocks_for(n) blocks).
+#define TPROD_GRID_LOOP(i, n) \
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); i += std::size_t(gridDim.x) * blockDim.x)
+
 /// @brief Blocks and threads for a grid-stride loop over n elements.
 inline unsigned blocks_for(std::size_t n, unsigned threads = 256) {
   const std::size_t b = (n + threads - 1) / threads;
   return unsigned(b < 65535 * 16 ? (b == 0 ? 1 : b) : 65535 * 16);
+}
+
+/// @brief Sums v over the block's reduce_threads threads into *out (thread 0 writes), in a fixed order.
+constexpr unsigned reduce_threads = 256;
+template <class Acc, class F>
+__device__ void block_sum(Acc v, Acc* out, F) {
+  __shared__ Acc shared[reduce_threads];
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned s = reduce_threads / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) shared[threadIdx.x] += shared[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = shared[0];
+}
+
+/// @brief A host copy of n device values; waits for the stream.
+template <class P>
+std::vector<P> fetch(const P* device, std::size_t n, cudaStream_t stream);
+
+/// @brief Calls launch(s0, n) over `count` segments in groups of at most 65535 (the grid's y limit).
+template <class Launch>
+void by_segment_groups(std::size_t count, Launch launch) {
+  for (std::size_t s0 = 0; s0 < count; s0 += 65535) launch(s0, std::min<std::size_t>(65535, count - s0));
 }
 
 template <class P>
@@ -67,3 +97,13 @@ scratch<P>::~scratch() {
       ::tprod::backend::cuda::detail::fail(#call, ::tprod::backend::cuda::detail::status_text(tprod_status_), \
                                            __FILE__, __LINE__);                                      \
   } while (0)
+
+namespace tprod::backend::cuda::detail {
+template <class P>
+std::vector<P> fetch(const P* device, std::size_t n, cudaStream_t stream) {
+  std::vector<P> host(n);
+  TPROD_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, n * sizeof(P), cudaMemcpyDeviceToHost, stream));
+  TPROD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+}  // namespace tprod::backend::cuda::detail

@@ -12,10 +12,6 @@ namespace tprod::backend::cuda {
 namespace {
 using namespace detail;
 
-// Grid-stride loop over n elements.
-#define TPROD_GRID_LOOP(i, n) \
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); i += std::size_t(gridDim.x) * blockDim.x)
-
 template <class X> __global__ void fill_kernel(X* x, std::size_t n, X v) { TPROD_GRID_LOOP(i, n) x[i] = v; }
 template <class U, class X> __global__ void convert_kernel(const U* x, X* y, std::size_t n) { TPROD_GRID_LOOP(i, n) y[i] = X(x[i]); }
 template <class R> __global__ void real_part_kernel(const ::cuda::std::complex<R>* x, R* y, std::size_t n) {
@@ -42,18 +38,6 @@ template <class R> __global__ void to_symmetric_kernel(R* x, std::size_t n) { TP
 
 // Partial sums of blocks: grid (chunks, count); block b of segment s sums its chunk of the segment in double and
 // writes partials[s·chunks + b]. The host adds the partials in order, so the result does not depend on timing.
-constexpr unsigned reduce_threads = 256;
-template <class Acc, class F>
-__device__ void block_sum(Acc v, Acc* out, F) {
-  __shared__ Acc shared[reduce_threads];
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (unsigned s = reduce_threads / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) shared[threadIdx.x] += shared[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *out = shared[0];
-}
 template <class X>
 __global__ void squares_kernel(const X* x, std::size_t block, std::size_t chunk, double* partials) {
   const std::size_t s = blockIdx.y, b = blockIdx.x;
@@ -82,19 +66,6 @@ std::size_t chunks_for(std::size_t block, std::size_t count) {
   return std::max<std::size_t>(1, std::min(by_size, by_grid));
 }
 
-template <class P>
-std::vector<P> fetch(const P* device, std::size_t n, cudaStream_t stream) {
-  std::vector<P> host(n);
-  TPROD_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, n * sizeof(P), cudaMemcpyDeviceToHost, stream));
-  TPROD_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
-}
-
-// Launches over segments in groups of at most 65535 (the grid's y limit).
-template <class Launch>
-void by_segment_groups(std::size_t count, Launch launch) {
-  for (std::size_t s0 = 0; s0 < count; s0 += 65535) launch(s0, std::min<std::size_t>(65535, count - s0));
-}
 
 }  // namespace
 

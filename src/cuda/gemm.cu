@@ -1,5 +1,5 @@
-// The GEMMs of the CUDA backend: the tube transforms' one GEMM and the facewise product's strided-batched GEMM,
-// through cuBLAS's Ex interfaces (one code path for the four scalars, 64-bit sizes).
+// The GEMMs of the CUDA backend: the tube transforms' one GEMM, the facewise product's strided-batched GEMM and
+// the nn's slice-linear maps (the general strided-batched form), through cuBLAS's Ex interfaces (one code path for the four scalars, 64-bit sizes).
 #include <complex>
 
 #include "check.cuh"
@@ -60,16 +60,26 @@ void gemm_bt(std::size_t rows, std::size_t cols, std::size_t k, const T* a, std:
 }
 
 template <class T>
+void gemm_strided_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, std::size_t batch,
+                          const T* a, std::size_t lda, std::size_t stride_a, const T* b, std::size_t ldb,
+                          std::size_t stride_b, T beta, T* c, std::size_t ldc, std::size_t stride_c, bool tf32,
+                          cudaStream_t stream) {
+  if (m == 0 || n == 0 || batch == 0) return;
+  // k = 0 follows BLAS: C = β·C, which is 0 for β = 0.
+  const auto alpha = one<T>(), beta_blas = beta == T(0) ? zero<T>() : one<T>();
+  constexpr cudaDataType t = detail::data_type_of<T>();
+  TPROD_CUDA_CHECK(cublasGemmStridedBatchedEx_64(
+      detail::blas(stream), trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, int64_t(m),
+      int64_t(n), int64_t(k), &alpha, a, t, int64_t(lda), int64_t(stride_a), b, t, int64_t(ldb), int64_t(stride_b),
+      &beta_blas, c, t, int64_t(ldc), int64_t(stride_c), int64_t(batch), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+}
+
+template <class T>
 void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a,
                           std::size_t stride_a, const T* b, std::size_t stride_b, T* c, std::size_t stride_c, bool tf32,
                           cudaStream_t stream) {
-  if (m == 0 || n == 0 || batch == 0) return;
-  const auto alpha = one<T>(), beta = zero<T>();
-  constexpr cudaDataType t = detail::data_type_of<T>();
-  TPROD_CUDA_CHECK(cublasGemmStridedBatchedEx_64(
-      detail::blas(stream), CUBLAS_OP_N, CUBLAS_OP_N, int64_t(m), int64_t(n), int64_t(l), &alpha, a, t, int64_t(m),
-      int64_t(stride_a), b, t, int64_t(l), int64_t(stride_b), &beta, c, t, int64_t(m), int64_t(stride_c),
-      int64_t(batch), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+  gemm_strided_batched(false, false, m, n, l, batch, a, m, stride_a, b, l, stride_b, T(0), c, m, stride_c, tf32,
+                       stream);
 }
 
 template <class T>
@@ -86,7 +96,10 @@ void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size
   template void gemm_strided_batched<T>(std::size_t, std::size_t, std::size_t, std::size_t, const T*, const T*, T*, \
                                         bool, cudaStream_t);                                                        \
   template void gemm_strided_batched<T>(std::size_t, std::size_t, std::size_t, std::size_t, const T*, std::size_t,  \
-                                        const T*, std::size_t, T*, std::size_t, bool, cudaStream_t);
+                                        const T*, std::size_t, T*, std::size_t, bool, cudaStream_t);          \
+  template void gemm_strided_batched<T>(bool, bool, std::size_t, std::size_t, std::size_t, std::size_t, const T*,   \
+                                        std::size_t, std::size_t, const T*, std::size_t, std::size_t, T, T*,        \
+                                        std::size_t, std::size_t, bool, cudaStream_t);
 TPROD_CUDA_FOR_EACH_SCALAR(TPROD_INSTANTIATE)
 #undef TPROD_INSTANTIATE
 

@@ -1,10 +1,10 @@
 #pragma once
 /// @file extern_templates.hpp
-/// @brief The nn layers' heavy kernels (slice GEMMs, attention and feed-forward blocks, layer norm, activations,
-/// residual blocks) for float and double, declared `extern template` when `TPROD_EXTERN_TEMPLATES` is defined
-/// (by linking `tprod::instances`), so that a program compiles none of them. The kernels take no transform type,
-/// so these serve every transform. Without the macro this header declares nothing. With the algebra's list
-/// (tprod/algebra/extern_templates.hpp), included here. See docs/building.md.
+/// @brief The nn layers' heavy kernels (the CPU backend's slice GEMMs, activations and LayerNorm; the attention and
+/// feed-forward blocks, residual blocks) for float and double, declared `extern template` when
+/// `TPROD_EXTERN_TEMPLATES` is defined (by linking `tprod::instances`), so that a program compiles none of them.
+/// The kernels take no transform type, so these serve every transform. Without the macro this header declares
+/// nothing. With the algebra's list (tprod/algebra/extern_templates.hpp), included here. See docs/building.md.
 #include "tprod/algebra/extern_templates.hpp"
 #include "tprod/nn/activation.hpp"
 #include "tprod/nn/attention.hpp"
@@ -15,12 +15,13 @@
 #include "tprod/nn/linear.hpp"
 
 #define TPROD_NN_INSTANCES(TPROD_KW, T)                                                                                \
-  TPROD_KW void tprod::nn::detail::slice_linear_forward<T>(const tprod::tensor3<T>&, const tprod::tensor3<T>&,         \
-                                                             const tprod::tensor3<T>&, std::size_t, std::size_t,       \
-                                                             tprod::tensor3<T>&);                                      \
-  TPROD_KW void tprod::nn::detail::slice_linear_backward<T>(                                                           \
-      const tprod::tensor3<T>&, const tprod::tensor3<T>&, const tprod::tensor3<T>&, std::size_t, tprod::tensor3<T>*,   \
-      bool, tprod::tensor3<T>&, tprod::tensor3<T>&);                                                                   \
+  TPROD_KW void tprod::backend::cpu::slice_linear_forward<T>(                                                         \
+      const tprod::backend::cpu::system&, tprod::tensor3_view<const T>, tprod::tensor3_view<const T>,                  \
+      tprod::tensor3_view<const T>, std::size_t, tprod::tensor3_view<T>);                                              \
+  TPROD_KW void tprod::backend::cpu::slice_linear_backward<T>(                                                        \
+      const tprod::backend::cpu::system&, tprod::tensor3_view<const T>, tprod::tensor3_view<const T>,                  \
+      tprod::tensor3_view<const T>, std::size_t, tprod::tensor3_view<T>, bool, tprod::tensor3_view<T>,                 \
+      tprod::tensor3_view<T>);                                                                                         \
   TPROD_KW void tprod::nn::detail::attention_hat_forward<T>(                                                           \
       const tprod::nn::detail::attention_weights<T>&, const tprod::nn::detail::tube_maps<T>&,                          \
       const tprod::tensor3<T>&, const tprod::tensor3<T>*, std::size_t, const tprod::nn::attention_mask&,               \
@@ -37,11 +38,14 @@
       const tprod::nn::detail::ffn_weights<T>&, const tprod::tensor3<T>&, const tprod::nn::detail::ffn_cache<T>&,      \
       const tprod::tensor3<T>&, tprod::nn::detail::ffn_workspace<T>&, tprod::tensor3<T>&, bool,                        \
       const tprod::nn::detail::ffn_weight_grads<T>&);                                                                  \
-  TPROD_KW void tprod::nn::layer_norm_forward<T>(const tprod::nn::layer_norm_params<T>&, const tprod::tensor3<T>&,     \
-                                                   tprod::tensor3<T>&, tprod::nn::layer_norm_saved<T>&);               \
-  TPROD_KW void tprod::nn::layer_norm_backward<T>(const tprod::nn::layer_norm_params<T>&,                              \
-                                                    const tprod::nn::layer_norm_saved<T>&, const tprod::tensor3<T>&,   \
-                                                    tprod::tensor3<T>&, tprod::nn::layer_norm_params<T>&);             \
+  TPROD_KW void tprod::backend::cpu::layer_norm_forward<T>(                                                           \
+      const tprod::backend::cpu::system&, tprod::nn::layer_norm_kind, T, tprod::tensor3_view<const T>,                 \
+      tprod::tensor3_view<const T>, tprod::tensor3_view<const T>, tprod::tensor3_view<T>, tprod::tensor3_view<T>,      \
+      tprod::tensor3_view<T>, tprod::tensor3_view<T>);                                                                 \
+  TPROD_KW void tprod::backend::cpu::layer_norm_backward<T>(                                                          \
+      const tprod::backend::cpu::system&, tprod::tensor3_view<const T>, tprod::tensor3_view<const T>,                  \
+      tprod::tensor3_view<const T>, tprod::tensor3_view<const T>, tprod::tensor3_view<const T>,                        \
+      tprod::tensor3_view<T>, tprod::tensor3_view<T>, tprod::tensor3_view<T>);                                                                 \
   TPROD_KW void tprod::nn::detail::residual_forward<T>(                                                                \
       const tprod::nn::layer_config&, const tprod::nn::detail::tube_maps<T>&, const tprod::nn::layer_norm_params<T>&,  \
       const tprod::tensor3<T>&, tprod::tensor3<T>&, tprod::nn::detail::residual_saved<T>&,                             \
@@ -51,10 +55,13 @@
       const tprod::nn::detail::residual_saved<T>&, const tprod::tensor3<T>&, tprod::tensor3<T>&,                       \
       tprod::nn::layer_norm_params<T>&, tprod::nn::detail::residual_workspace<T>&,                                     \
       const tprod::nn::detail::sublayer_fn<T>&);                                                                       \
-  TPROD_KW void tprod::nn::activation_forward<T>(tprod::nn::activation, const tprod::tensor3<T>&,                      \
-                                                   tprod::tensor3<T>&);                                                \
-  TPROD_KW void tprod::nn::activation_backward<T>(tprod::nn::activation, const tprod::tensor3<T>&,                     \
-                                                    const tprod::tensor3<T>&, tprod::tensor3<T>&);
+  TPROD_KW void tprod::backend::cpu::activation_forward<T>(const tprod::backend::cpu::system&, tprod::nn::activation, \
+                                                           tprod::tensor3_view<const T>, tprod::tensor3_view<T>);      \
+  TPROD_KW void tprod::backend::cpu::activation_backward<T>(                                                          \
+      const tprod::backend::cpu::system&, tprod::nn::activation, tprod::tensor3_view<const T>,                         \
+      tprod::tensor3_view<const T>, tprod::tensor3_view<T>);                                                           \
+  TPROD_KW void tprod::backend::cpu::activation_keep_derivative<T>(                                                   \
+      const tprod::backend::cpu::system&, tprod::nn::activation, tprod::tensor3_view<T>, tprod::tensor3_view<T>);
 
 #if defined(TPROD_EXTERN_TEMPLATES)
 TPROD_NN_INSTANCES(extern template, float)

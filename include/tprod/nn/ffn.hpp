@@ -15,13 +15,14 @@
 
 namespace tprod::nn {
 
-template <std::floating_point T, real_transform<T> L>
+/// @brief The FFN's parameters in the transform domain, in memory space S (`copy(params, space)` moves them).
+template <std::floating_point T, real_transform<T> L, memory_space S = host_space>
 struct ffn_params {
   activation act = activation::gelu;
-  transformed<T, L> w1;  ///< d_s×d_ff,s×p
-  transformed<T, L> b1;  ///< 1×d_ff,s×p or 0×d_ff,s×p
-  transformed<T, L> w2;  ///< d_ff,s×d_s×p
-  transformed<T, L> b2;  ///< 1×d_s×p or 0×d_s×p
+  transformed<T, L, dextents3, S> w1;  ///< d_s×d_ff,s×p
+  transformed<T, L, dextents3, S> b1;  ///< 1×d_ff,s×p or 0×d_ff,s×p
+  transformed<T, L, dextents3, S> w2;  ///< d_ff,s×d_s×p
+  transformed<T, L, dextents3, S> b2;  ///< 1×d_s×p or 0×d_s×p
 
   const L& transform() const { return w1.transform(); }
   std::size_t width() const { return w1.m(); }
@@ -50,53 +51,60 @@ ffn_params<T, L> make_ffn_params(std::size_t ds, std::size_t hidden, std::size_t
           random_transformed<T>(hidden, ds, p, l, a2, seed + 2), random_transformed<T>(nb, ds, p, l, a2, seed + 3)};
 }
 
-template <std::floating_point T, class L>
-ffn_params<T, L> zeros_like(const ffn_params<T, L>& p) {
+template <std::floating_point T, class L, class S>
+ffn_params<T, L, S> zeros_like(const ffn_params<T, L, S>& p) {
   return {p.act, zeros_like(p.w1), zeros_like(p.b1), zeros_like(p.w2), zeros_like(p.b2)};
+}
+
+/// @brief The parameters copied to memory space To.
+template <memory_space To, std::floating_point T, class L, class S>
+ffn_params<T, L, To> copy(const ffn_params<T, L, S>& p, To to) {
+  return {p.act, copy(p.w1, to), copy(p.b1, to), copy(p.w2, to), copy(p.b2, to)};
 }
 
 namespace detail {
 
-template <class T>
+template <class T, memory_space S = host_space>
 struct ffn_cache {
-  tensor3<T> dact;  ///< σ'(Ĥ), r×d_ff,s×p (the backward pass needs only the derivative of the activation)
-  tensor3<T> g;     ///< Ĝ = σ(Ĥ)
-  std::size_t bytes() const { return bytes_of(dact) + bytes_of(g); }
+  tensor3<T, dextents3, S> dact;  ///< σ'(Ĥ), r×d_ff,s×p (the backward pass needs only the activation's derivative)
+  tensor3<T, dextents3, S> g;     ///< Ĝ = σ(Ĥ)
+  std::size_t bytes() const { return (dact.size() + g.size()) * sizeof(T); }
 };
 
-template <class T>
+template <class T, memory_space S = host_space>
 struct ffn_workspace {
-  tensor3<T> dy_hat, dg, dx_hat;
-  std::size_t bytes() const { return bytes_of(dy_hat) + bytes_of(dg) + bytes_of(dx_hat); }
+  tensor3<T, dextents3, S> dy_hat, dg, dx_hat;
+  std::size_t bytes() const { return (dy_hat.size() + dg.size() + dx_hat.size()) * sizeof(T); }
 };
 
 /// The tensors of ffn_params without their transform type.
-template <class T>
+template <class T, memory_space S = host_space>
 struct ffn_weights {
   activation act;
-  const tensor3<T>& w1;
-  const tensor3<T>& b1;
-  const tensor3<T>& w2;
-  const tensor3<T>& b2;
+  const tensor3<T, dextents3, S>& w1;
+  const tensor3<T, dextents3, S>& b1;
+  const tensor3<T, dextents3, S>& w2;
+  const tensor3<T, dextents3, S>& b2;
 };
-template <class T>
+template <class T, memory_space S = host_space>
 struct ffn_weight_grads {
-  tensor3<T>& w1;
-  tensor3<T>& b1;
-  tensor3<T>& w2;
-  tensor3<T>& b2;
+  tensor3<T, dextents3, S>& w1;
+  tensor3<T, dextents3, S>& b1;
+  tensor3<T, dextents3, S>& w2;
+  tensor3<T, dextents3, S>& b2;
 };
-template <class T, class L>
-ffn_weights<T> weights_of(const ffn_params<T, L>& p) {
+template <class T, class L, class S>
+ffn_weights<T, S> weights_of(const ffn_params<T, L, S>& p) {
   return {p.act, p.w1.data(), p.b1.data(), p.w2.data(), p.b2.data()};
 }
-template <class T, class L>
-ffn_weight_grads<T> grads_of(ffn_params<T, L>& g) {
+template <class T, class L, class S>
+ffn_weight_grads<T, S> grads_of(ffn_params<T, L, S>& g) {
   return {g.w1.data(), g.b1.data(), g.w2.data(), g.b2.data()};
 }
 
-template <class T>
-void ffn_hat_forward(const ffn_weights<T>& w, const tensor3<T>& x_hat, ffn_cache<T>& c, tensor3<T>& y_hat) {
+template <class T, class S>
+void ffn_hat_forward(const ffn_weights<T, S>& w, const tensor3<T, dextents3, S>& x_hat, ffn_cache<T, S>& c,
+                     tensor3<T, dextents3, S>& y_hat) {
   TPROD_EXPECTS(x_hat.n() == w.w1.m() && x_hat.p() == w.w1.p(),
                 "nn::ffn_forward: input " + x_hat.shape() + " does not match the weight " + w.w1.shape());
   slice_linear_forward(x_hat, w.w1, w.b1, 0, w.w1.n(), c.dact);
@@ -105,56 +113,60 @@ void ffn_hat_forward(const ffn_weights<T>& w, const tensor3<T>& x_hat, ffn_cache
 }
 
 /// dX̂ assigned (or added when `accumulate`), parameter gradients assigned into g.
-template <class T>
-void ffn_hat_backward(const ffn_weights<T>& w, const tensor3<T>& x_hat, const ffn_cache<T>& c, const tensor3<T>& dy_hat,
-                      ffn_workspace<T>& ws, tensor3<T>& dx_hat, bool accumulate, const ffn_weight_grads<T>& g) {
+template <class T, class S>
+void ffn_hat_backward(const ffn_weights<T, S>& w, const tensor3<T, dextents3, S>& x_hat, const ffn_cache<T, S>& c,
+                      const tensor3<T, dextents3, S>& dy_hat, ffn_workspace<T, S>& ws, tensor3<T, dextents3, S>& dx_hat,
+                      bool accumulate, const ffn_weight_grads<T, S>& g) {
   TPROD_EXPECTS(dy_hat.m() == x_hat.m() && dy_hat.n() == w.w2.n() && dy_hat.p() == w.w2.p(),
                 "nn::ffn_backward: gradient " + dy_hat.shape() + " does not match the output " + x_hat.shape());
   slice_linear_backward(c.g, w.w2, dy_hat, 0, &ws.dg, false, g.w2, g.b2);
-  ws.dg.elements().array() *= c.dact.elements().array();  // dĤ = dĜ ⊙ σ'(Ĥ)
+  multiply_elementwise(tprod::detail::system_of<S>(), c.dact.dynamic_view(), ws.dg.dynamic_view());  // dĜ ⊙ σ'(Ĥ)
   slice_linear_backward(x_hat, w.w1, ws.dg, 0, &dx_hat, accumulate, g.w1, g.b1);
 }
 
 }  // namespace detail
 
-template <std::floating_point T>
+template <std::floating_point T, memory_space S = host_space>
 struct ffn_saved {
-  tensor3<T> x_hat;
-  detail::ffn_cache<T> cache;
-  std::size_t bytes() const { return detail::bytes_of(x_hat) + cache.bytes(); }
+  tensor3<T, dextents3, S> x_hat;
+  detail::ffn_cache<T, S> cache;
+  std::size_t bytes() const { return x_hat.size() * sizeof(T) + cache.bytes(); }
 };
 
-template <std::floating_point T, class L>
+template <std::floating_point T, class L, memory_space S = host_space>
 struct ffn_grads {
-  tensor3<T> d_input;
-  ffn_params<T, L> d_params;
+  tensor3<T, dextents3, S> d_input;
+  ffn_params<T, L, S> d_params;
 };
 
 /// @brief TFFN(𝒳) into `out` and `saved` (storage reused).
 /// @throws shape_error when 𝒳 is not r×d_s×p for the parameters.
-template <std::floating_point T, real_transform<T> L>
-void ffn_forward(const ffn_params<T, L>& prm, const tensor3<T>& x, tensor3<T>& out, ffn_saved<T>& saved) {
-  tensor3<T> y_hat;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+template <std::floating_point T, real_transform<T> L, memory_space S>
+void ffn_forward(const ffn_params<T, L, S>& prm, const tensor3<T, dextents3, S>& x, tensor3<T, dextents3, S>& out,
+                 ffn_saved<T, S>& saved) {
+  tensor3<T, dextents3, S> y_hat;
+  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
   tm.forward(x, saved.x_hat);
   detail::ffn_hat_forward(detail::weights_of(prm), saved.x_hat, saved.cache, y_hat);
   tm.inverse(y_hat, out);
 }
 
-template <std::floating_point T, real_transform<T> L>
-std::pair<tensor3<T>, ffn_saved<T>> ffn_forward(const ffn_params<T, L>& prm, const tensor3<T>& x) {
-  std::pair<tensor3<T>, ffn_saved<T>> r;
+template <std::floating_point T, real_transform<T> L, memory_space S>
+std::pair<tensor3<T, dextents3, S>, ffn_saved<T, S>> ffn_forward(const ffn_params<T, L, S>& prm,
+                                                                 const tensor3<T, dextents3, S>& x) {
+  std::pair<tensor3<T, dextents3, S>, ffn_saved<T, S>> r;
   ffn_forward(prm, x, r.first, r.second);
   return r;
 }
 
 /// @brief Backward: Ĝ_out = G ×₃ Z⁻ᵀ; dŴ₂ = Ĝᵀ·Ĝ_out; dĤ = (Ĝ_out Ŵ₂ᵀ) ⊙ σ'(Ĥ); dŴ₁ = X̂ᵀ dĤ;
 /// d𝒳 = (dĤ Ŵ₁ᵀ) ×₃ Zᵀ.
-template <std::floating_point T, real_transform<T> L>
-ffn_grads<T, L> ffn_backward(const ffn_params<T, L>& prm, const ffn_saved<T>& saved, const tensor3<T>& d_out) {
-  ffn_grads<T, L> g{tensor3<T>(), zeros_like(prm)};
-  detail::ffn_workspace<T> ws;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+template <std::floating_point T, real_transform<T> L, memory_space S>
+ffn_grads<T, L, S> ffn_backward(const ffn_params<T, L, S>& prm, const ffn_saved<T, S>& saved,
+                                const tensor3<T, dextents3, S>& d_out) {
+  ffn_grads<T, L, S> g{tensor3<T, dextents3, S>(), zeros_like(prm)};
+  detail::ffn_workspace<T, S> ws;
+  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
   tm.inverse_adjoint(d_out, ws.dy_hat);
   detail::ffn_hat_backward(detail::weights_of(prm), saved.x_hat, saved.cache, ws.dy_hat, ws, ws.dx_hat, false,
                            detail::grads_of(g.d_params));

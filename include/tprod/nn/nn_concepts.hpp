@@ -30,11 +30,11 @@ concept trained_transform = requires(const L& l, bool inverse, tensor3_view<cons
   l.backward_pass(inverse, v);
 };
 
-/// @brief A parameter set: a struct whose `for_each(f)` calls `f(name, tensor3<T>&)` on every trainable
-/// tensor, in a fixed order (so a parameter set and its gradient of the same type visit matching tensors).
-template <class P, class T>
+/// @brief A parameter set: a struct whose `for_each(f)` calls `f(name, tensor3<T, dextents3, S>&)` on every
+/// trainable tensor, in a fixed order (so a parameter set and its gradient of the same type visit matching tensors).
+template <class P, class T, class S = host_space>
 concept parameter_set = requires(P& params) {
-  params.for_each([](std::string_view, tensor3<T>&) {});
+  params.for_each([](std::string_view, tensor3<T, dextents3, S>&) {});
 };
 
 namespace detail {

@@ -20,6 +20,12 @@ auto vec(tensor3_view<T> x) {
   using V = Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic, 1>;
   return Eigen::Map<std::conditional_t<std::is_const_v<T>, const V, V>>(x.data(), Eigen::Index(x.size()));
 }
+/// The elements as an Eigen array (for coefficient-wise expressions).
+template <class T>
+auto array(tensor3_view<T> x) {
+  using A = Eigen::Array<std::remove_const_t<T>, Eigen::Dynamic, 1>;
+  return Eigen::Map<std::conditional_t<std::is_const_v<T>, const A, A>>(x.data(), Eigen::Index(x.size()));
+}
 }  // namespace detail
 
 /// @brief x(i, j, k) = value for every element.

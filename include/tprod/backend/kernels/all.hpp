@@ -3,10 +3,14 @@
 /// @brief The whole kernel contract: every task, for a backend system Sys of memory space S and scalar T
 /// (under the transform L). Each backend checks itself against it with a static_assert per scalar, so a task
 /// missing from one backend fails to compile there, not at a user's call.
+#include "tprod/backend/kernels/activation.hpp"
 #include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/backend/kernels/facewise.hpp"
+#include "tprod/backend/kernels/layer_norm.hpp"
 #include "tprod/backend/kernels/mode_product.hpp"
+#include "tprod/backend/kernels/optimizer.hpp"
 #include "tprod/backend/kernels/slice_factorization.hpp"
+#include "tprod/backend/kernels/slice_linear.hpp"
 #include "tprod/backend/kernels/transform.hpp"
 
 namespace tprod::backend::kernels {
@@ -14,5 +18,10 @@ namespace tprod::backend::kernels {
 template <class Sys, class T, class S, class L>
 concept backend_for = elementwise_tasks<Sys, T, S> && facewise_task<Sys, T, S> && mode_product_task<Sys, T, S> &&
                       slice_factorization_tasks<Sys, T, S> && transform_tasks<Sys, L, T, S>;
+
+/// @brief The nn layers' tasks, for the real scalars they train in (float, double).
+template <class Sys, class T, class S>
+concept nn_backend_for = slice_linear_tasks<Sys, T, S> && activation_tasks<Sys, T, S> &&
+                         layer_norm_tasks<Sys, T, S> && optimizer_tasks<Sys, T, S>;
 
 }  // namespace tprod::backend::kernels

@@ -9,6 +9,8 @@
 #include "tprod/core/error.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/nn/nn_concepts.hpp"
+#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/cpu/mode_product.hpp"
 #include "tprod/backend/cpu/transform.hpp"
 
 namespace tprod::nn::detail {
@@ -26,20 +28,13 @@ using const_block_map = Eigen::Map<const matrix<T>, 0, Eigen::OuterStride<>>;
 /// @brief Gives t the shape m×n×p, keeping its storage (and contents) when it already has that shape, so
 /// that layers called again on same-sized batches allocate nothing. A new tensor is left uninitialized: every
 /// caller overwrites all of it.
-template <class T>
-void ensure_shape(tensor3<T>& t, std::size_t m, std::size_t n, std::size_t p) {
-  if (t.m() != m || t.n() != n || t.p() != p) t = tensor3<T>(m, n, p, uninitialized);
+template <class T, class S>
+void ensure_shape(tensor3<T, dextents3, S>& t, std::size_t m, std::size_t n, std::size_t p) {
+  if (t.m() != m || t.n() != n || t.p() != p) t = tensor3<T, dextents3, S>(m, n, p, uninitialized);
 }
-template <class T>
-void ensure_shape_like(tensor3<T>& t, const tensor3<T>& like) {
+template <class T, class S>
+void ensure_shape_like(tensor3<T, dextents3, S>& t, const tensor3<T, dextents3, S>& like) {
   ensure_shape(t, like.m(), like.n(), like.p());
-}
-
-/// @brief Threads for a slice-parallel elementwise pass over t: one below about 32K elements, where starting
-/// the threads costs more than the pass.
-template <class T>
-std::size_t elementwise_threads(const tensor3<T>& t) {
-  return t.size() < backend::cpu::parallel_min_elements ? 1 : default_execution().thread_count();
 }
 
 template <class T>
@@ -51,34 +46,48 @@ inline std::string dims(std::size_t m, std::size_t n, std::size_t p) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(p);
 }
 
+// The tube maps below run in the views' memory space S (given explicitly: host_space by default), through the
+// backend's transform, scale and mode-product tasks.
+template <class T, memory_space S>
+using view_in = tensor3_view<T, dextents3, S>;
+
 /// @brief The backend's passes, unrecorded (the adjoints below reuse them).
-template <class T, class L>
-void apply_forward(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
-  backend::cpu::forward<T>(l, in, out, default_execution());
+template <class T, memory_space S = host_space, class L>
+void apply_forward(const L& l, view_in<const T, S> in, view_in<T, S> out) {
+  forward(tprod::detail::system_of<S>(), l, in, out);
 }
-template <class T, class L>
-void apply_inverse(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
-  backend::cpu::inverse<T>(l, in, out, default_execution());
+template <class T, memory_space S = host_space, class L>
+void apply_inverse(const L& l, view_in<const T, S> in, view_in<T, S> out) {
+  inverse(tprod::detail::system_of<S>(), l, in, out);
 }
-template <class T>
-tensor3_view<const T> const_view(tensor3_view<T> v) {
+template <class T, memory_space S>
+view_in<const T, S> const_view(view_in<T, S> v) {
   return {v.data(), v.m(), v.n(), v.p()};
+}
+
+/// @brief A trained transform (learned_transform.hpp) records its passes in host memory: it trains on the host only.
+template <class T, memory_space S, class L>
+constexpr void static_check_trained_on_host() {
+  static_assert(!trained_transform<L, T> || std::same_as<S, host_space>,
+                "tprod::nn: a learned transform trains on the host only; keep its layers' tensors on the host");
 }
 
 // The four maps below report to a trained transform (learned_transform.hpp) what its gradient needs: each pass's
 // original-domain value in the forward pass, and the transform-domain gradient where its adjoint is applied.
 
 /// @brief out = L(in) = in ×₃ Z (views of equal shape).
-template <class T, class L>
-void to_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+template <class T, memory_space S = host_space, class L>
+void to_transform(const L& l, view_in<const T, S> in, view_in<T, S> out) {
+  static_check_trained_on_host<T, S, L>();
   if constexpr (trained_transform<L, T>) l.record_pass(false, in);  // before: out may be in's memory
-  apply_forward<T>(l, in, out);
+  apply_forward<T, S>(l, in, out);
 }
 /// @brief out = L⁻¹(in) = in ×₃ Z⁻¹.
-template <class T, class L>
-void from_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
-  apply_inverse<T>(l, in, out);
-  if constexpr (trained_transform<L, T>) l.record_pass(true, const_view(out));
+template <class T, memory_space S = host_space, class L>
+void from_transform(const L& l, view_in<const T, S> in, view_in<T, S> out) {
+  static_check_trained_on_host<T, S, L>();
+  apply_inverse<T, S>(l, in, out);
+  if constexpr (trained_transform<L, T>) l.record_pass(true, const_view<T, S>(out));
 }
 
 /// @brief out = in ×₃ Zᵀ, the adjoint of L: the gradient of a loss with respect to A when Â = L(A) and `in`
@@ -86,67 +95,70 @@ void from_transform(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
 ///
 /// When ZᵀZ = I/c (an orthogonal Z times a scalar, which `norm_scale` reports as c) this is L⁻¹(in)/c;
 /// a general real Z (matrix_transform) is applied explicitly.
-template <class T, class L>
-void transform_adjoint(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
+template <class T, memory_space S = host_space, class L>
+void transform_adjoint(const L& l, view_in<const T, S> in, view_in<T, S> out) {
+  static_check_trained_on_host<T, S, L>();
   if constexpr (trained_transform<L, T>) l.backward_pass(false, in);  // before: out may be in's memory
-  const auto c = l.norm_scale(in.p());
-  if (c) {
-    apply_inverse<T>(l, in, out);
-    if (*c != 1.0) Eigen::Map<vector<T>>(out.data(), Eigen::Index(out.size())) *= T(1.0 / *c);
+  const auto sys = tprod::detail::system_of<S>();
+  if (const auto c = l.norm_scale(in.p())) {
+    apply_inverse<T, S>(l, in, out);
+    if (*c != 1.0) scale(sys, T(1.0 / *c), out);
     return;
   }
   if constexpr (requires { l.matrix(); }) {
-    backend::cpu::apply_along_tubes(in, matrix<T>(l.matrix().template cast<T>()), out, default_execution().thread_count());
+    multiply_mode(sys, 3, in, matrix<T>(l.matrix().transpose().template cast<T>()), out);  // tubes ← Zᵀ·tubes
   } else {
     throw numerical_error(std::string("nn: the adjoint of the ") + std::string(L::name()) +
                           " transform is not available (it is neither orthogonal nor a matrix_transform)");
   }
 }
 /// @brief out = in ×₃ Z⁻ᵀ, the adjoint of L⁻¹ (c·L(in) when ZᵀZ = I/c).
-template <class T, class L>
-void inverse_transform_adjoint(const L& l, tensor3_view<const T> in, tensor3_view<T> out) {
-  const auto c = l.norm_scale(in.p());
-  if (c) {
-    apply_forward<T>(l, in, out);
-    if (*c != 1.0) Eigen::Map<vector<T>>(out.data(), Eigen::Index(out.size())) *= T(*c);
+template <class T, memory_space S = host_space, class L>
+void inverse_transform_adjoint(const L& l, view_in<const T, S> in, view_in<T, S> out) {
+  static_check_trained_on_host<T, S, L>();
+  const auto sys = tprod::detail::system_of<S>();
+  if (const auto c = l.norm_scale(in.p())) {
+    apply_forward<T, S>(l, in, out);
+    if (*c != 1.0) scale(sys, T(*c), out);
   } else if constexpr (requires { l.inverse_matrix(); }) {
-    backend::cpu::apply_along_tubes(in, matrix<T>(l.inverse_matrix().template cast<T>()), out, default_execution().thread_count());
+    multiply_mode(sys, 3, in, matrix<T>(l.inverse_matrix().transpose().template cast<T>()), out);  // Z⁻ᵀ·tubes
   } else {
     throw numerical_error(std::string("nn: the adjoint of the inverse ") + std::string(L::name()) +
                           " transform is not available (it is neither orthogonal nor a matrix_transform)");
   }
-  if constexpr (trained_transform<L, T>) l.backward_pass(true, const_view(out));
+  if constexpr (trained_transform<L, T>) l.backward_pass(true, const_view<T, S>(out));
 }
 
 // The same four maps on whole tensors, shaping `out` like `in`.
-template <class T, class L>
-void to_transform(const L& l, const tensor3<T>& in, tensor3<T>& out) {
+template <class T, class S, class L>
+void to_transform(const L& l, const tensor3<T, dextents3, S>& in, tensor3<T, dextents3, S>& out) {
   ensure_shape_like(out, in);
-  to_transform<T>(l, in.view(), out.view());
+  to_transform<T, S>(l, in.dynamic_view(), out.dynamic_view());
 }
-template <class T, class L>
-void from_transform(const L& l, const tensor3<T>& in, tensor3<T>& out) {
+template <class T, class S, class L>
+void from_transform(const L& l, const tensor3<T, dextents3, S>& in, tensor3<T, dextents3, S>& out) {
   ensure_shape_like(out, in);
-  from_transform<T>(l, in.view(), out.view());
+  from_transform<T, S>(l, in.dynamic_view(), out.dynamic_view());
 }
-template <class T, class L>
-void transform_adjoint(const L& l, const tensor3<T>& in, tensor3<T>& out) {
+template <class T, class S, class L>
+void transform_adjoint(const L& l, const tensor3<T, dextents3, S>& in, tensor3<T, dextents3, S>& out) {
   ensure_shape_like(out, in);
-  transform_adjoint<T>(l, in.view(), out.view());
+  transform_adjoint<T, S>(l, in.dynamic_view(), out.dynamic_view());
 }
-template <class T, class L>
-void inverse_transform_adjoint(const L& l, const tensor3<T>& in, tensor3<T>& out) {
+template <class T, class S, class L>
+void inverse_transform_adjoint(const L& l, const tensor3<T, dextents3, S>& in, tensor3<T, dextents3, S>& out) {
   ensure_shape_like(out, in);
-  inverse_transform_adjoint<T>(l, in.view(), out.view());
+  inverse_transform_adjoint<T, S>(l, in.dynamic_view(), out.dynamic_view());
 }
 
-/// @brief The four tube maps of a transform (L, L⁻¹ and their adjoints) behind function pointers, so that the
-/// layers' kernels are compiled once per scalar type rather than once per (scalar, transform) pair.
+/// @brief The four tube maps of a transform (L, L⁻¹ and their adjoints) in memory space S behind function pointers,
+/// so that the layers' kernels are compiled once per scalar type rather than once per (scalar, transform) pair.
 /// Holds a pointer to the policy: it must outlive the tube_maps.
-template <class T>
+template <class T, memory_space S = host_space>
 struct tube_maps {
-  using view = tensor3_view<T>;
-  using cview = tensor3_view<const T>;
+  using view = view_in<T, S>;
+  using cview = view_in<const T, S>;
+  using tensor = tensor3<T, dextents3, S>;
   using fn = void (*)(const void*, cview, view);
   const void* policy;
   fn forward_, inverse_, adjoint_, inverse_adjoint_;
@@ -157,32 +169,34 @@ struct tube_maps {
   void inverse_adjoint(cview in, view out) const { inverse_adjoint_(policy, in, out); }  ///< ×₃ Z⁻ᵀ
 
   // Whole-tensor forms, shaping `out` like `in`.
-  void forward(const tensor3<T>& in, tensor3<T>& out) const {
+  void forward(const tensor& in, tensor& out) const {
     ensure_shape_like(out, in);
-    forward(in.view(), out.view());
+    forward(in.dynamic_view(), out.dynamic_view());
   }
-  void inverse(const tensor3<T>& in, tensor3<T>& out) const {
+  void inverse(const tensor& in, tensor& out) const {
     ensure_shape_like(out, in);
-    inverse(in.view(), out.view());
+    inverse(in.dynamic_view(), out.dynamic_view());
   }
-  void adjoint(const tensor3<T>& in, tensor3<T>& out) const {
+  void adjoint(const tensor& in, tensor& out) const {
     ensure_shape_like(out, in);
-    adjoint(in.view(), out.view());
+    adjoint(in.dynamic_view(), out.dynamic_view());
   }
-  void inverse_adjoint(const tensor3<T>& in, tensor3<T>& out) const {
+  void inverse_adjoint(const tensor& in, tensor& out) const {
     ensure_shape_like(out, in);
-    inverse_adjoint(in.view(), out.view());
+    inverse_adjoint(in.dynamic_view(), out.dynamic_view());
   }
 };
 
-template <class T, class L>
-tube_maps<T> tube_maps_of(const L& l) {
-  using cview = tensor3_view<const T>;
-  using view = tensor3_view<T>;
-  return {&l, [](const void* p, cview in, view out) { to_transform<T>(*static_cast<const L*>(p), in, out); },
-          [](const void* p, cview in, view out) { from_transform<T>(*static_cast<const L*>(p), in, out); },
-          [](const void* p, cview in, view out) { transform_adjoint<T>(*static_cast<const L*>(p), in, out); },
-          [](const void* p, cview in, view out) { inverse_transform_adjoint<T>(*static_cast<const L*>(p), in, out); }};
+template <class T, memory_space S = host_space, class L>
+tube_maps<T, S> tube_maps_of(const L& l) {
+  using cview = view_in<const T, S>;
+  using view = view_in<T, S>;
+  return {&l, [](const void* p, cview in, view out) { to_transform<T, S>(*static_cast<const L*>(p), in, out); },
+          [](const void* p, cview in, view out) { from_transform<T, S>(*static_cast<const L*>(p), in, out); },
+          [](const void* p, cview in, view out) { transform_adjoint<T, S>(*static_cast<const L*>(p), in, out); },
+          [](const void* p, cview in, view out) {
+            inverse_transform_adjoint<T, S>(*static_cast<const L*>(p), in, out);
+          }};
 }
 
 /// @brief a += b elementwise (same shapes).

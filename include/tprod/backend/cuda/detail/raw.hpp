@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 
+#include "tprod/backend/kernels/nn_kinds.hpp"
+
 namespace tprod::backend::cuda::raw {
 
 template <class T> struct real_of { using type = T; };
@@ -75,6 +77,59 @@ template <class T>
 void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a,
                           std::size_t stride_a, const T* b, std::size_t stride_b, T* c, std::size_t stride_c, bool tf32,
                           cudaStream_t stream);
+
+/// @brief The general form, for the nn's slice-linear maps: C_s = op(A_s)·op(B_s) + β·C_s for the `batch` slices,
+/// op(A_s) m×k, op(B_s) k×n (transposed when trans_a, trans_b), leading dimensions and slice strides given (stride
+/// 0: one operand shared by every slice); β ∈ {0, 1} (1 adds to C).
+template <class T>
+void gemm_strided_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, std::size_t batch,
+                          const T* a, std::size_t lda, std::size_t stride_a, const T* b, std::size_t ldb,
+                          std::size_t stride_b, T beta, T* c, std::size_t ldc, std::size_t stride_c, bool tf32,
+                          cudaStream_t stream);
+
+// The nn layers' kernels, for float and double.
+/// @brief y = σ(x), dx = g ⊙ σ'(x), and y = σ(x) with x ← σ'(x), over n elements (src/cuda/activation.cu).
+template <class T>
+void activation_forward(kernels::activation a, const T* x, T* y, std::size_t n, cudaStream_t stream);
+template <class T>
+void activation_backward(kernels::activation a, const T* x, const T* g, T* dx, std::size_t n, cudaStream_t stream);
+template <class T>
+void activation_keep_derivative(kernels::activation a, T* x, T* y, std::size_t n, cudaStream_t stream);
+/// @brief y ← y ⊙ f over n elements (src/cuda/activation.cu).
+template <class T>
+void multiply_elementwise(const T* f, T* y, std::size_t n, cudaStream_t stream);
+/// @brief One tensor of a multi-tensor AdamW step: θ, g, m, v of `size` elements each (src/cuda/optimizer.cu).
+template <class T>
+struct adamw_pointers {
+  T* param;
+  const T* grad;
+  T* m;
+  T* v;
+  std::size_t size;
+};
+/// @brief The AdamW update of every tensor in `slots` (a host array of `count`), in one launch.
+template <class T>
+void adamw_update(const adamw_pointers<T>* slots, std::size_t count, const kernels::adamw_coefficients<T>& c,
+                  cudaStream_t stream);
+/// @brief Σ_i ‖x_i‖²_F over `count` tensors (host arrays of their device pointers and sizes), in double, in one
+/// launch; waits for the stream.
+template <class T>
+double squared_norm_total(const T* const* tensors, const std::size_t* sizes, std::size_t count, cudaStream_t stream);
+/// @brief LayerNorm over the n features of each (row, slice) of r×n×p tensors (src/cuda/layer_norm.cu), as the
+/// contract's layer_norm_forward and layer_norm_backward state; coupling is nullptr for original_domain.
+template <class T>
+void layer_norm_forward(kernels::layer_norm_kind kind, T eps, const T* x, const T* gamma, const T* beta, T* y,
+                        T* normalized, T* inv_scale, T* coupling, std::size_t r, std::size_t n, std::size_t p,
+                        cudaStream_t stream);
+template <class T>
+void layer_norm_backward(const T* gamma, const T* normalized, const T* inv_scale, const T* coupling, const T* d_out,
+                         T* d_in, T* d_gamma, T* d_beta, std::size_t r, std::size_t n, std::size_t p,
+                         cudaStream_t stream);
+/// @brief y(i, j, k) = b[j + b_slice_stride·k] for the rows×cols×p tensor y (src/cuda/slice_linear.cu): a row
+/// vector per slice, repeated down every row (the bias a slice-linear GEMM then adds to).
+template <class T>
+void broadcast_rows(const T* b, std::size_t b_slice_stride, T* y, std::size_t rows, std::size_t cols, std::size_t p,
+                    cudaStream_t stream);
 
 // The tube transform's kernel (src/cuda/tube_transform.cu).
 /// @brief Whether tube_transform takes a p×q factor of scalars of this size (small factors: the kernel keeps the

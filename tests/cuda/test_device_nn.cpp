@@ -1,0 +1,233 @@
+// The nn layers on device tensors against the CPU backend on the same inputs (float and double): the slice-linear
+// tasks over column blocks, with and without bias and dX, and the L-linear layer's forward and backward under every
+// real transform (DCT, identity, a real matrix_transform) at p ∈ {1, 2, 3, 16, 17}; the activations, the L-FFN
+// and LayerNorm; AdamW and gradient clipping.
+#include "cuda_test.hpp"
+#include "tprod/nn/ffn.hpp"
+#include "tprod/nn/layer_norm.hpp"
+#include "tprod/nn/linear.hpp"
+#include "tprod/nn/optim.hpp"
+
+using namespace tprod;
+using namespace tprod::test;
+
+TEST_CASE_TEMPLATE("device slice_linear tasks equal the host's over column blocks", T, float, double) {
+  const auto host = detail::system_of<host_space>();
+  const auto dev = detail::system_of<device_space>();
+  // r rows, n inputs, W n×wide×p, columns c0 … c0+q−1
+  struct shape {
+    std::size_t r, n, wide, c0, q, p;
+  };
+  for (const shape s :
+       {shape{5, 3, 7, 0, 7, 2}, shape{9, 4, 12, 4, 4, 3}, shape{1, 1, 3, 2, 1, 1}, shape{33, 17, 48, 16, 32, 17}}) {
+    CAPTURE(s.r);
+    CAPTURE(s.c0);
+    CAPTURE(s.p);
+    const auto x = random_tensor3<T>(s.r, s.n, s.p, 1), w = random_tensor3<T>(s.n, s.wide, s.p, 2);
+    const auto b = random_tensor3<T>(1, s.wide, s.p, 3), dy = random_tensor3<T>(s.r, s.q, s.p, 4);
+    const auto dx0 = random_tensor3<T>(s.r, s.n, s.p, 5);
+    for (const bool bias : {true, false}) {
+      const tensor3<T> bb = bias ? b : tensor3<T>(0, s.wide, s.p);
+      tensor3<T> y(s.r, s.q, s.p);
+      auto dvy = to_device(y);
+      slice_linear_forward(host, x.dynamic_view(), w.dynamic_view(), bb.dynamic_view(), s.c0, y.dynamic_view());
+      const auto dvx = to_device(x), dvw = to_device(w), dvb = to_device(bb), dvdy = to_device(dy);
+      slice_linear_forward(dev, dvx.dynamic_view(), dvw.dynamic_view(), dvb.dynamic_view(), s.c0, dvy.dynamic_view());
+      check_close(y, dvy, s.n);
+      for (const bool accumulate : {false, true}) {
+        // dW and db start random: the task writes only their columns c0 … c0+q−1
+        auto dx = dx0;
+        auto dw = random_tensor3<T>(s.n, s.wide, s.p, 6), db = bias ? random_tensor3<T>(1, s.wide, s.p, 7) : bb;
+        auto ddx = to_device(dx), ddw = to_device(dw), ddb = to_device(db);
+        slice_linear_backward(host, x.dynamic_view(), w.dynamic_view(), dy.dynamic_view(), s.c0, dx.dynamic_view(),
+                              accumulate, dw.dynamic_view(), db.dynamic_view());
+        slice_linear_backward(dev, dvx.dynamic_view(), dvw.dynamic_view(), dvdy.dynamic_view(), s.c0,
+                              ddx.dynamic_view(), accumulate, ddw.dynamic_view(), ddb.dynamic_view());
+        check_close(dx, ddx, s.q + 1);
+        check_close(dw, ddw, s.r);
+        check_close(db, ddb, s.r);
+      }
+      // without dX: dW and db only
+      auto dw = random_tensor3<T>(s.n, s.wide, s.p, 6);
+      auto ddw = to_device(dw);
+      tensor3<T> none;
+      device_tensor3<T> dnone;
+      auto db = bb;
+      auto ddb = to_device(db);
+      slice_linear_backward(host, x.dynamic_view(), w.dynamic_view(), dy.dynamic_view(), s.c0, none.dynamic_view(),
+                            false, dw.dynamic_view(), db.dynamic_view());
+      slice_linear_backward(dev, dvx.dynamic_view(), dvw.dynamic_view(), dvdy.dynamic_view(), s.c0,
+                            dnone.dynamic_view(), false, ddw.dynamic_view(), ddb.dynamic_view());
+      check_close(dw, ddw, s.r);
+      check_close(db, ddb, s.r);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("device L-linear layer forward and backward equal the host's", T, float, double) {
+  for (std::size_t p : test_tubes) {
+    for_each_policy(p, [&](const auto& l) {
+      using L = std::remove_cvref_t<decltype(l)>;
+      if constexpr (nn::real_transform<L, T>) {
+        CAPTURE(p);
+        CAPTURE(std::string(L::name()));
+        for (const bool bias : {true, false}) {
+          const std::size_t r = 13, n = 6, q = 5;
+          const auto prm = nn::make_linear_params<T>(n, q, p, l, 40 + p, bias);
+          const auto dprm = nn::copy(prm, device_space{});
+          const auto x = random_tensor3<T>(r, n, p, 41), g = random_tensor3<T>(r, q, p, 42);
+          const auto [y, saved] = nn::linear_forward(prm, x);
+          const auto [dy, dsaved] = nn::linear_forward(dprm, to_device(x));
+          const std::size_t roundings = 2 * p + n;
+          check_close(y, dy, roundings);
+          check_close(saved.x_hat, dsaved.x_hat, p);
+          const auto grads = nn::linear_backward(prm, saved, g);
+          const auto dgrads = nn::linear_backward(dprm, dsaved, to_device(g));
+          check_close(grads.d_input, dgrads.d_input, 2 * p + q);
+          check_close(grads.d_params.weight, dgrads.d_params.weight, p + r);
+          check_close(grads.d_params.bias, dgrads.d_params.bias, p + r);
+          // the round trip through the device leaves the parameters as they were
+          const auto back = nn::copy(dprm, host_space{});
+          CHECK(back.weight.data().elements() == prm.weight.data().elements());
+          CHECK(back.has_bias() == bias);
+        }
+      }
+    });
+  }
+}
+
+TEST_CASE("device L-linear layer refuses an input of the wrong width, naming the shapes") {
+  const auto prm = nn::copy(nn::make_linear_params<float>(6, 5, 4, dct{}, 1), device_space{});
+  const device_tensor3<float> x(3, 7, 4);
+  CHECK_THROWS_WITH_AS(nn::linear_forward(prm, x), doctest::Contains("3x7x4"), shape_error);
+}
+
+TEST_CASE_TEMPLATE("device activations and their derivatives equal the host's", T, float, double) {
+  // values across both sides of 0 and the tails, where erf, exp and tanh saturate
+  auto x = random_tensor3<T>(37, 5, 3, 50);
+  x.elements() *= T(6);
+  const auto g = random_tensor3<T>(37, 5, 3, 51);
+  const auto dx = to_device(x), dg = to_device(g);
+  for (const auto a : {nn::activation::relu, nn::activation::gelu, nn::activation::gelu_tanh}) {
+    CAPTURE(std::string(nn::name(a)));
+    tensor3<T> y, d;
+    device_tensor3<T> dy, dd;
+    nn::activation_forward(a, x, y);
+    nn::activation_forward(a, dx, dy);
+    check_close(y, dy, 8);
+    nn::activation_backward(a, x, g, d);
+    nn::activation_backward(a, dx, dg, dd);
+    check_close(d, dd, 8);
+    // y = σ(x) with x ← σ'(x) in one pass
+    auto slope = x;
+    auto dslope = dx;
+    nn::activation_forward_keep_derivative(a, slope, y);
+    nn::activation_forward_keep_derivative(a, dslope, dy);
+    check_close(y, dy, 8);
+    check_close(slope, dslope, 8);
+  }
+}
+
+TEST_CASE_TEMPLATE("device L-FFN forward and backward equal the host's", T, float, double) {
+  for (std::size_t p : {1, 4, 17}) {
+    for (const auto a : {nn::activation::relu, nn::activation::gelu}) {
+      for (const bool bias : {true, false}) {
+        CAPTURE(p);
+        CAPTURE(bias);
+        const std::size_t r = 11, ds = 6, hidden = 10;
+        const auto prm = nn::make_ffn_params<T>(ds, hidden, p, dct{}, 60 + p, a, bias);
+        const auto dprm = nn::copy(prm, device_space{});
+        const auto x = random_tensor3<T>(r, ds, p, 61), g = random_tensor3<T>(r, ds, p, 62);
+        const auto [y, saved] = nn::ffn_forward(prm, x);
+        const auto [dy, dsaved] = nn::ffn_forward(dprm, to_device(x));
+        const std::size_t roundings = 2 * p + ds + hidden;
+        check_close(y, dy, roundings);
+        const auto grads = nn::ffn_backward(prm, saved, g);
+        const auto dgrads = nn::ffn_backward(dprm, dsaved, to_device(g));
+        check_close(grads.d_input, dgrads.d_input, 2 * roundings);
+        check_close(grads.d_params.w1.data(), dgrads.d_params.w1.data(), roundings + r);
+        check_close(grads.d_params.w2.data(), dgrads.d_params.w2.data(), roundings + r);
+        if (bias) {
+          check_close(grads.d_params.b1.data(), dgrads.d_params.b1.data(), roundings + r);
+          check_close(grads.d_params.b2.data(), dgrads.d_params.b2.data(), roundings + r);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("device LayerNorm of both kinds equals the host's, forward and backward", T, float, double) {
+  for (const auto kind : {nn::layer_norm_kind::original_domain, nn::layer_norm_kind::transform_domain}) {
+    // 300 rows: more than one block of the parameter-gradient reduction; one constant row (σ = 0)
+    for (const auto& [r, n, p] : {std::tuple{300, 7, 3}, std::tuple{5, 1, 2}, std::tuple{17, 33, 1}}) {
+      CAPTURE(r);
+      CAPTURE(n);
+      CAPTURE(int(kind));
+      auto prm = nn::make_layer_norm_params<T>(n, p, kind, 1e-5);
+      prm.gamma = random_tensor3<T>(1, n, p, 70);
+      prm.beta = random_tensor3<T>(1, n, p, 71);
+      auto x = random_tensor3<T>(r, n, p, 72);
+      for (std::size_t j = 0; j < std::size_t(n); ++j) x(0, j, 0) = T(0.25);
+      const auto g = random_tensor3<T>(r, n, p, 73);
+      const auto dprm = nn::copy(prm, device_space{});
+      const auto [y, saved] = nn::layer_norm_forward(prm, x);
+      const auto [dy, dsaved] = nn::layer_norm_forward(dprm, to_device(x));
+      check_close(y, dy, 4 * n);
+      check_close(saved.inv_scale, dsaved.inv_scale, 4 * n);
+      check_close(saved.coupling, dsaved.coupling, 4 * n);
+      const auto grads = nn::layer_norm_backward(prm, saved, g);
+      const auto dgrads = nn::layer_norm_backward(dprm, dsaved, to_device(g));
+      check_close(grads.d_input, dgrads.d_input, 8 * n);
+      check_close(grads.d_params.gamma, dgrads.d_params.gamma, 4 * r);
+      check_close(grads.d_params.beta, dgrads.d_params.beta, 4 * r);
+      // in place: dX in dY's memory
+      auto din = to_device(g);
+      auto dgrad_params = nn::zeros_like(dprm);
+      nn::layer_norm_backward(dprm, dsaved, din, din, dgrad_params);
+      check_close(grads.d_input, din, 8 * n);
+      check_close(grads.d_params.gamma, dgrad_params.gamma, 4 * r);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("device AdamW steps and gradient clipping equal the host's", T, float, double) {
+  // three tensors of different sizes (one larger than a block row of the launch), five steps
+  std::vector<tensor3<T>> params, grads;
+  for (const auto& [m, n, p] : {std::tuple{3, 4, 2}, std::tuple{1, 1, 1}, std::tuple{300, 50, 3}}) {
+    params.push_back(random_tensor3<T>(m, n, p, 80 + m));
+    grads.push_back(random_tensor3<T>(m, n, p, 90 + m));
+  }
+  std::vector<device_tensor3<T>> dparams, dgrads;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    dparams.push_back(to_device(params[i]));
+    dgrads.push_back(to_device(grads[i]));
+  }
+  nn::parameter_refs<T> p, g;
+  nn::parameter_refs<T, device_space> dp, dg;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::string name = "t" + std::to_string(i);
+    p.tensors.push_back(&params[i]);
+    g.tensors.push_back(&grads[i]);
+    dp.tensors.push_back(&dparams[i]);
+    dg.tensors.push_back(&dgrads[i]);
+    for (auto* refs : {&p.names, &g.names, &dp.names, &dg.names}) refs->push_back(name);
+  }
+  const double norm = nn::grad_norm(g);
+  CHECK(nn::grad_norm(dg) == doctest::Approx(norm).epsilon(tol<T>(2 * g.count())));
+  // clipping to half the norm scales every gradient by 1/2 on both
+  CHECK(nn::clip_grad_norm(dg, norm / 2) ==
+        doctest::Approx(nn::clip_grad_norm(g, norm / 2)).epsilon(tol<T>(g.count())));
+  for (std::size_t i = 0; i < grads.size(); ++i) check_close(grads[i], dgrads[i], 2);
+  nn::adamw<T> opt({.lr = 0.01, .weight_decay = 0.1});
+  nn::adamw<T, device_space> dopt({.lr = 0.01, .weight_decay = 0.1});
+  for (int step = 0; step < 5; ++step) {
+    opt.step(p, g, 0.01 * (step + 1));
+    dopt.step(dp, dg, 0.01 * (step + 1));
+  }
+  CHECK(dopt.steps() == 5);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    check_close(params[i], dparams[i], 64);
+    check_close(opt.first_moments()[i], dopt.first_moments()[i], 16);
+    check_close(opt.second_moments()[i], dopt.second_moments()[i], 16);
+  }
+}
