@@ -8,10 +8,12 @@
 /// `tprod::cuda` (CMake option TPROD_ENABLE_CUDA). See docs/cuda.md.
 #include "tprod/tprod.hpp"
 #include "tprod/backend/cuda/activation.hpp"
+#include "tprod/backend/cuda/attention.hpp"
 #include "tprod/backend/cuda/contract.hpp"
 #include "tprod/backend/cuda/copy.hpp"
 #include "tprod/backend/cuda/device_buffer.hpp"
 #include "tprod/backend/cuda/elementwise.hpp"
+#include "tprod/backend/cuda/embedding.hpp"
 #include "tprod/backend/cuda/error.hpp"
 #include "tprod/backend/cuda/facewise.hpp"
 #include "tprod/backend/cuda/layer_norm.hpp"

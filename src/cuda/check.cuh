@@ -70,6 +70,11 @@ __device__ void block_sum(Acc v, Acc* out, F) {
   if (threadIdx.x == 0) *out = shared[0];
 }
 
+/// @brief Copies n host values to the device on `stream`. The host memory may be freed when the call returns: a
+/// copy from pageable memory returns once CUDA has staged it.
+template <class P>
+void upload(P* device, const P* host, std::size_t n, cudaStream_t stream);
+
 /// @brief A host copy of n device values; waits for the stream.
 template <class P>
 std::vector<P> fetch(const P* device, std::size_t n, cudaStream_t stream);
@@ -99,6 +104,10 @@ scratch<P>::~scratch() {
   } while (0)
 
 namespace tprod::backend::cuda::detail {
+template <class P>
+void upload(P* device, const P* host, std::size_t n, cudaStream_t stream) {
+  TPROD_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(P), cudaMemcpyHostToDevice, stream));
+}
 template <class P>
 std::vector<P> fetch(const P* device, std::size_t n, cudaStream_t stream) {
   std::vector<P> host(n);

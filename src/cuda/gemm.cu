@@ -75,6 +75,24 @@ void gemm_strided_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t
 }
 
 template <class T>
+void gemm_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, const T* const* a,
+                  std::size_t lda, const T* const* b, std::size_t ldb, T beta, T* const* c, std::size_t ldc,
+                  std::size_t count, bool tf32, cudaStream_t stream) {
+  if (m == 0 || n == 0 || count == 0) return;
+  const auto alpha = one<T>(), beta_blas = beta == T(0) ? zero<T>() : one<T>();
+  constexpr cudaDataType t = detail::data_type_of<T>();
+  const detail::scratch<const void*> pointers(3 * count, stream);
+  detail::upload(pointers.ptr, reinterpret_cast<const void* const*>(a), count, stream);
+  detail::upload(pointers.ptr + count, reinterpret_cast<const void* const*>(b), count, stream);
+  detail::upload(pointers.ptr + 2 * count, reinterpret_cast<const void* const*>(c), count, stream);
+  TPROD_CUDA_CHECK(cublasGemmBatchedEx_64(
+      detail::blas(stream), trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, int64_t(m),
+      int64_t(n), int64_t(k), &alpha, pointers.ptr, t, int64_t(lda), pointers.ptr + count, t, int64_t(ldb),
+      &beta_blas, const_cast<void* const*>(pointers.ptr + 2 * count), t, int64_t(ldc), int64_t(count),
+      compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+}
+
+template <class T>
 void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size_t batch, const T* a,
                           std::size_t stride_a, const T* b, std::size_t stride_b, T* c, std::size_t stride_c, bool tf32,
                           cudaStream_t stream) {
@@ -99,7 +117,10 @@ void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size
                                         const T*, std::size_t, T*, std::size_t, bool, cudaStream_t);          \
   template void gemm_strided_batched<T>(bool, bool, std::size_t, std::size_t, std::size_t, std::size_t, const T*,   \
                                         std::size_t, std::size_t, const T*, std::size_t, std::size_t, T, T*,        \
-                                        std::size_t, std::size_t, bool, cudaStream_t);
+                                        std::size_t, std::size_t, bool, cudaStream_t);                      \
+  template void gemm_batched<T>(bool, bool, std::size_t, std::size_t, std::size_t, const T* const*, std::size_t,   \
+                                const T* const*, std::size_t, T, T* const*, std::size_t, std::size_t, bool,       \
+                                cudaStream_t);
 TPROD_CUDA_FOR_EACH_SCALAR(TPROD_INSTANTIATE)
 #undef TPROD_INSTANTIATE
 

@@ -36,11 +36,6 @@ __global__ void squares_kernel(const T* const* tensors, const std::size_t* sizes
   block_sum(v, partials + blockIdx.y * gridDim.x + blockIdx.x, 0);
 }
 
-template <class P>
-void upload(P* device, const P* host, std::size_t n, cudaStream_t stream) {
-  TPROD_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(P), cudaMemcpyHostToDevice, stream));
-}
-
 constexpr unsigned blocks_per_tensor = 64;
 
 }  // namespace
@@ -55,7 +50,7 @@ void adamw_update(const adamw_pointers<T>* slots, std::size_t count, const kerne
   if (largest == 0) return;
   by_segment_groups(count, [&](std::size_t s0, std::size_t n) {
     const scratch<adamw_pointers<T>> table(n, stream);
-    upload(table.ptr, slots + s0, n, stream);  // pageable source: copied out before the call returns
+    upload(table.ptr, slots + s0, n, stream);
     adamw_kernel<<<dim3(std::min(blocks_for(largest), 4096u), unsigned(n)), 256, 0, stream>>>(table.ptr, c);
     TPROD_CUDA_CHECK(cudaGetLastError());
   });

@@ -1,11 +1,16 @@
 // The nn layers on device tensors against the CPU backend on the same inputs (float and double): the slice-linear
 // tasks over column blocks, with and without bias and dX, and the L-linear layer's forward and backward under every
 // real transform (DCT, identity, a real matrix_transform) at p ∈ {1, 2, 3, 16, 17}; the activations, the L-FFN
-// and LayerNorm; AdamW and gradient clipping.
+// and LayerNorm; AdamW and gradient clipping; the token embedding and the loss; multi-head attention;
+// the encoder layer.
 #include "cuda_test.hpp"
+#include "tprod/nn/attention.hpp"
+#include "tprod/nn/embedding.hpp"
+#include "tprod/nn/encoder.hpp"
 #include "tprod/nn/ffn.hpp"
 #include "tprod/nn/layer_norm.hpp"
 #include "tprod/nn/linear.hpp"
+#include "tprod/nn/loss.hpp"
 #include "tprod/nn/optim.hpp"
 
 using namespace tprod;
@@ -229,5 +234,113 @@ TEST_CASE_TEMPLATE("device AdamW steps and gradient clipping equal the host's", 
     check_close(params[i], dparams[i], 64);
     check_close(opt.first_moments()[i], dopt.first_moments()[i], 16);
     check_close(opt.second_moments()[i], dopt.second_moments()[i], 16);
+  }
+}
+
+TEST_CASE_TEMPLATE("device token embedding and its gradient equal the host's", T, float, double) {
+  const auto e = nn::make_embedding_params<T>(11, 10, 100);
+  const auto de = nn::copy(e, device_space{});
+  // repeated tokens (their gradient rows add up), the first and last of the vocabulary; p = 3 pads 10 to 12
+  const std::vector<std::size_t> tokens{3, 0, 10, 3, 7, 3, 0};
+  for (std::size_t p : {1, 3}) {
+    CAPTURE(p);
+    const auto x = nn::embedding_forward(e, tokens, p);
+    const auto dx = nn::embedding_forward(de, tokens, p);
+    check_close(x, dx, 1);
+    const auto g = random_tensor3<T>(x.m(), x.n(), x.p(), 101);
+    check_close(nn::embedding_backward(e, tokens, g).table, nn::embedding_backward(de, tokens, to_device(g)).table, 4);
+  }
+  CHECK_THROWS_WITH_AS(nn::embedding_forward(de, {1, 11}, 1), doctest::Contains("token 11 at position 1"), shape_error);
+}
+
+TEST_CASE_TEMPLATE("device softmax cross-entropy equals the host's, with ignored rows", T, float, double) {
+  auto logits = random_tensor3<T>(37, 9, 1, 110);
+  logits.elements() *= T(30);  // large logits: the shift by the row maximum must keep exp finite
+  std::vector<std::size_t> labels(37);
+  for (std::size_t b = 0; b < labels.size(); ++b) labels[b] = b % 5 == 4 ? nn::ignore_label : (b * 7) % 9;
+  const auto r = nn::softmax_cross_entropy(logits, labels);
+  const auto dr = nn::softmax_cross_entropy(to_device(logits), labels);
+  CHECK(dr.counted == r.counted);
+  CHECK(double(dr.loss) == doctest::Approx(double(r.loss)).epsilon(tol<T>(9 * 37)));
+  CHECK(dr.predicted == r.predicted);
+  check_close(r.d_logits, dr.d_logits, 9);
+}
+
+TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- and cross-attention", T, float, double) {
+  const std::size_t batch = 3, tq = 5, tk = 7, ds = 6, heads = 2;
+  for (std::size_t p : {1, 4}) {
+    for (const auto variant : {nn::attention_variant::spectral, nn::attention_variant::t_softmax}) {
+      CAPTURE(p);
+      CAPTURE(int(variant));
+      const auto prm = nn::make_attention_params<T>(ds, heads, p, dct{}, 120 + p, true, variant);
+      const auto dprm = nn::copy(prm, device_space{});
+      const auto x = random_tensor3<T>(batch * tq, ds, p, 121), g = random_tensor3<T>(batch * tq, ds, p, 122);
+      const std::size_t roundings = 4 * p + 3 * ds + tk;
+      // self-attention: no mask, causal, key padding (sequence 1 has 2 of its 5 keys), both
+      for (const nn::attention_mask mask : {nn::attention_mask{}, nn::attention_mask{true, {}},
+                                            nn::attention_mask{false, {5, 2, 4}}, nn::attention_mask{true, {5, 2, 4}}}) {
+        CAPTURE(mask.causal);
+        CAPTURE(mask.key_lengths.size());
+        const auto [y, saved] = nn::attention_forward(prm, x, batch, mask);
+        const auto [dy, dsaved] = nn::attention_forward(dprm, to_device(x), batch, mask);
+        check_close(y, dy, roundings);
+        check_close(saved.cache.probs, dsaved.cache.probs, roundings);
+        const auto grads = nn::attention_backward(prm, saved, g);
+        const auto dgrads = nn::attention_backward(dprm, dsaved, to_device(g));
+        check_close(grads.d_input, dgrads.d_input, 2 * roundings);
+        check_close(grads.d_params.w_qkv.data(), dgrads.d_params.w_qkv.data(), 2 * roundings);
+        check_close(grads.d_params.b_qkv.data(), dgrads.d_params.b_qkv.data(), 2 * roundings);
+        check_close(grads.d_params.w_o.data(), dgrads.d_params.w_o.data(), 2 * roundings);
+      }
+      // cross-attention: T_q = 5 queries against T_k = 7 memory rows per sequence, memory padding
+      const auto memory = random_tensor3<T>(batch * tk, ds, p, 123);
+      const nn::attention_mask padding{false, {7, 3, 6}};
+      const auto [y, saved] = nn::cross_attention_forward(prm, x, memory, batch, padding);
+      const auto [dy, dsaved] = nn::cross_attention_forward(dprm, to_device(x), to_device(memory), batch, padding);
+      check_close(y, dy, roundings);
+      const auto grads = nn::attention_backward(prm, saved, g);
+      const auto dgrads = nn::attention_backward(dprm, dsaved, to_device(g));
+      check_close(grads.d_input, dgrads.d_input, 2 * roundings);
+      check_close(grads.d_memory, dgrads.d_memory, 2 * roundings);
+      check_close(grads.d_params.w_qkv.data(), dgrads.d_params.w_qkv.data(), 2 * roundings);
+    }
+  }
+}
+
+TEST_CASE("device dimension-wise attention is refused with a sentence saying it runs on the host") {
+  const auto prm = nn::copy(
+      nn::make_attention_params<float>(4, 2, 2, dct{}, 1, true, nn::attention_variant::dimension_wise), device_space{});
+  const device_tensor3<float> x(6, 4, 2);
+  CHECK_THROWS_WITH_AS(nn::attention_forward(prm, x, 2), doctest::Contains("runs on the host only"), shape_error);
+}
+
+TEST_CASE_TEMPLATE("device encoder layer equals the host's: paper 000's post-norm and paper 001's pre-norm", T, float,
+                   double) {
+  // post: original-domain LN, spectral attention, GELU, biases; pre: transform-domain LN, t-softmax, ReLU, none
+  nn::layer_config post{.width = 8, .slices = 4, .heads = 2, .hidden = 16, .act = nn::activation::gelu};
+  nn::layer_config pre = post;
+  pre.placement = nn::norm_placement::pre;
+  pre.norm = nn::layer_norm_kind::transform_domain;
+  pre.attention = nn::attention_variant::t_softmax;
+  pre.act = nn::activation::relu;
+  pre.bias = false;
+  for (const auto& cfg : {post, pre}) {
+    CAPTURE(int(cfg.placement));
+    const std::size_t batch = 3, len = 5, rows = batch * len;
+    const auto prm = nn::make_encoder_params<T>(cfg, dct{}, 130);
+    const auto dprm = nn::copy(prm, device_space{});
+    const auto x = random_tensor3<T>(rows, 8, 4, 131), g = random_tensor3<T>(rows, 8, 4, 132);
+    const nn::attention_mask mask{false, {5, 3, 4}};
+    const auto [y, saved] = nn::encoder_layer_forward(prm, x, batch, mask);
+    const auto [dy, dsaved] = nn::encoder_layer_forward(dprm, to_device(x), batch, mask);
+    const std::size_t roundings = 8 * (4 + 8 + 16);
+    check_close(y, dy, roundings);
+    const auto grads = nn::encoder_layer_backward(prm, saved, g);
+    const auto dgrads = nn::encoder_layer_backward(dprm, dsaved, to_device(g));
+    check_close(grads.d_input, dgrads.d_input, 2 * roundings);
+    check_close(grads.d_params.attn.w_qkv.data(), dgrads.d_params.attn.w_qkv.data(), 2 * roundings);
+    check_close(grads.d_params.ffn.w1.data(), dgrads.d_params.ffn.w1.data(), 2 * roundings);
+    check_close(grads.d_params.ln1.gamma, dgrads.d_params.ln1.gamma, 2 * roundings);
+    check_close(grads.d_params.ln2.beta, dgrads.d_params.ln2.beta, 2 * roundings);
   }
 }

@@ -25,14 +25,17 @@
 
 namespace tprod::nn {
 
-template <std::floating_point T, real_transform<T> L>
+/// @brief The attention's parameters in the transform domain, in memory space S (`copy(params, space)` moves
+/// them; the dimension-wise variant runs on the host only).
+template <std::floating_point T, real_transform<T> L, memory_space S = host_space>
 struct attention_params {
+  using memory_space_type = S;
   std::size_t heads = 1;  ///< h, heads per slice
   attention_variant variant = attention_variant::spectral;
-  transformed<T, L> w_qkv;  ///< d_s×3d_s×p
-  transformed<T, L> b_qkv;  ///< 1×3d_s×p or 0×3d_s×p
-  transformed<T, L> w_o;    ///< d_s×d_s×p
-  transformed<T, L> b_o;    ///< 1×d_s×p or 0×d_s×p
+  transformed<T, L, dextents3, S> w_qkv;  ///< d_s×3d_s×p
+  transformed<T, L, dextents3, S> b_qkv;  ///< 1×3d_s×p or 0×3d_s×p
+  transformed<T, L, dextents3, S> w_o;    ///< d_s×d_s×p
+  transformed<T, L, dextents3, S> b_o;    ///< 1×d_s×p or 0×d_s×p
 
   const L& transform() const { return w_o.transform(); }
   std::size_t width() const { return w_o.m(); }  ///< d_s
@@ -67,63 +70,73 @@ attention_params<T, L> make_attention_params(std::size_t ds, std::size_t heads, 
           random_transformed<T>(nb, ds, p, l, a, seed + 3)};
 }
 
-template <std::floating_point T, class L>
-attention_params<T, L> zeros_like(const attention_params<T, L>& p) {
+template <std::floating_point T, class L, class S>
+attention_params<T, L, S> zeros_like(const attention_params<T, L, S>& p) {
   return {p.heads, p.variant, zeros_like(p.w_qkv), zeros_like(p.b_qkv), zeros_like(p.w_o), zeros_like(p.b_o)};
+}
+
+/// @brief The parameters copied to memory space To.
+template <memory_space To, std::floating_point T, class L, class S>
+attention_params<T, L, To> copy(const attention_params<T, L, S>& p, To to) {
+  return {p.heads, p.variant, copy(p.w_qkv, to), copy(p.b_qkv, to), copy(p.w_o, to), copy(p.b_o, to)};
 }
 
 namespace detail {
 
 /// Transform-domain intermediate results of one attention call.
-template <class T>
+template <class T, memory_space S = host_space>
 struct attention_cache {
-  tensor3<T> q;          ///< self-attention: (B·T)×3d_s×p, [Q̂ | K̂ | V̂]; cross-attention: Q̂, (B·T_q)×d_s×p
-  tensor3<T> kv;         ///< cross-attention: (B·T_k)×2d_s×p, [K̂ | V̂]; empty for self-attention
-  tensor3<T> probs;      ///< T_k×T_q×(p·h·B)
-  tensor3<T> probs_hat;  ///< t_softmax variant: L(probs) across slices
-  tensor3<T> hcat;       ///< (B·T_q)×d_s×p: concatenated heads Ĥ
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
+  tensor q;          ///< self-attention: (B·T)×3d_s×p, [Q̂ | K̂ | V̂]; cross-attention: Q̂, (B·T_q)×d_s×p
+  tensor kv;         ///< cross-attention: (B·T_k)×2d_s×p, [K̂ | V̂]; empty for self-attention
+  tensor probs;      ///< T_k×T_q×(p·h·B)
+  tensor probs_hat;  ///< t_softmax variant: L(probs) across slices
+  tensor hcat;       ///< (B·T_q)×d_s×p: concatenated heads Ĥ
   std::size_t batch = 0;
   attention_mask mask;
   std::size_t bytes() const {
-    return bytes_of(q) + bytes_of(kv) + bytes_of(probs) + bytes_of(probs_hat) + bytes_of(hcat);
+    return (q.size() + kv.size() + probs.size() + probs_hat.size() + hcat.size()) * sizeof(T);
   }
 };
 
 /// Temporaries of the backward pass, kept between calls so repeated steps allocate nothing.
-template <class T>
+template <class T, memory_space S = host_space>
 struct attention_workspace {
-  tensor3<T> dy_hat, dhcat, dq, dkv, dp, dp_hat, dx_hat, dm_hat;
+  using memory_space_type = S;
+  tensor3<T, dextents3, S> dy_hat, dhcat, dq, dkv, dp, dp_hat, dx_hat, dm_hat;
   std::size_t bytes() const {
-    return bytes_of(dy_hat) + bytes_of(dhcat) + bytes_of(dq) + bytes_of(dkv) + bytes_of(dp) + bytes_of(dp_hat) +
-           bytes_of(dx_hat) + bytes_of(dm_hat);
+    return (dy_hat.size() + dhcat.size() + dq.size() + dkv.size() + dp.size() + dp_hat.size() + dx_hat.size() +
+            dm_hat.size()) *
+           sizeof(T);
   }
 };
 
 /// The tensors of attention_params without their transform type (the kernels below are compiled per scalar).
-template <class T>
+template <class T, memory_space S = host_space>
 struct attention_weights {
   std::size_t heads;
   attention_variant variant;
-  const tensor3<T>& w_qkv;
-  const tensor3<T>& b_qkv;
-  const tensor3<T>& w_o;
-  const tensor3<T>& b_o;
+  const tensor3<T, dextents3, S>& w_qkv;
+  const tensor3<T, dextents3, S>& b_qkv;
+  const tensor3<T, dextents3, S>& w_o;
+  const tensor3<T, dextents3, S>& b_o;
   std::size_t width() const { return w_o.m(); }
   std::size_t slices() const { return w_o.p(); }
 };
-template <class T>
+template <class T, memory_space S = host_space>
 struct attention_weight_grads {
-  tensor3<T>& w_qkv;
-  tensor3<T>& b_qkv;
-  tensor3<T>& w_o;
-  tensor3<T>& b_o;
+  tensor3<T, dextents3, S>& w_qkv;
+  tensor3<T, dextents3, S>& b_qkv;
+  tensor3<T, dextents3, S>& w_o;
+  tensor3<T, dextents3, S>& b_o;
 };
-template <class T, class L>
-attention_weights<T> weights_of(const attention_params<T, L>& p) {
+template <class T, class L, class S>
+attention_weights<T, S> weights_of(const attention_params<T, L, S>& p) {
   return {p.heads, p.variant, p.w_qkv.data(), p.b_qkv.data(), p.w_o.data(), p.b_o.data()};
 }
-template <class T, class L>
-attention_weight_grads<T> grads_of(attention_params<T, L>& g) {
+template <class T, class L, class S>
+attention_weight_grads<T, S> grads_of(attention_params<T, L, S>& g) {
   return {g.w_qkv.data(), g.b_qkv.data(), g.w_o.data(), g.b_o.data()};
 }
 
@@ -140,9 +153,9 @@ qkv_blocks<E> qkv_sources(E* q, E* kv, std::size_t rq, std::size_t rk, std::size
   return {blocks_of<E>(q, rq, ds, 0), blocks_of<E>(kv, rk, 2 * ds, 0), blocks_of<E>(kv, rk, 2 * ds, ds)};
 }
 
-template <class T>
-attention_dims attention_shape(const attention_weights<T>& w, const tensor3<T>& xq, const tensor3<T>& xkv,
-                               std::size_t batch, const char* who) {
+template <class T, class S>
+attention_dims attention_shape(const attention_weights<T, S>& w, const tensor3<T, dextents3, S>& xq,
+                               const tensor3<T, dextents3, S>& xkv, std::size_t batch, const char* who) {
   const std::size_t ds = w.width(), p = w.slices();
   TPROD_EXPECTS(xq.n() == ds && xq.p() == p && xkv.n() == ds && xkv.p() == p,
                 std::string(who) + ": inputs " + xq.shape() + " and " + xkv.shape() +
@@ -155,11 +168,12 @@ attention_dims attention_shape(const attention_weights<T>& w, const tensor3<T>& 
 }
 
 /// Ŷ = MHA core in the transform domain (xkv_hat = nullptr: self-attention on xq_hat).
-template <class T>
-void attention_hat_forward(const attention_weights<T>& w, const tube_maps<T>& tm, const tensor3<T>& xq_hat,
-                           std::type_identity_t<const tensor3<T>*> xkv_hat, std::size_t batch,
-                           const attention_mask& mask, attention_cache<T>& c, tensor3<T>& y_hat) {
-  const tensor3<T>& xm = xkv_hat ? *xkv_hat : xq_hat;
+template <class T, class S>
+void attention_hat_forward(const attention_weights<T, S>& w, const tube_maps<T, S>& tm,
+                           const tensor3<T, dextents3, S>& xq_hat,
+                           std::type_identity_t<const tensor3<T, dextents3, S>*> xkv_hat, std::size_t batch,
+                           const attention_mask& mask, attention_cache<T, S>& c, tensor3<T, dextents3, S>& y_hat) {
+  const tensor3<T, dextents3, S>& xm = xkv_hat ? *xkv_hat : xq_hat;
   const auto d = attention_shape(w, xq_hat, xm, batch, "nn::attention_forward");
   check_mask<T>(mask, d, "nn::attention_forward");
   const std::size_t ds = d.heads * d.dh, rq = xq_hat.m(), rk = xm.m();
@@ -171,13 +185,18 @@ void attention_hat_forward(const attention_weights<T>& w, const tube_maps<T>& tm
   } else {
     // self-attention: Q, K and V in one GEMM per slice, [Q̂ | K̂ | V̂] = X̂_k Ŵ_QKV,k
     slice_linear_forward(xq_hat, w.w_qkv, w.b_qkv, 0, 3 * ds, c.q);
-    c.kv = tensor3<T>();
+    c.kv = tensor3<T, dextents3, S>();
   }
   ensure_shape(c.hcat, rq, ds, d.p);
   const auto src = qkv_sources<const T>(c.q.data(), xkv_hat ? c.kv.data() : nullptr, rq, rk, ds);
   if (w.variant == attention_variant::dimension_wise) {
-    dimension_wise_forward<T>(d, src.q, src.k, src.v, mask, c.probs, blocks_of<T>(c.hcat.data(), rq, ds, 0));
-    c.probs_hat = tensor3<T>();
+    if constexpr (std::same_as<S, host_space>) {
+      dimension_wise_forward<T>(d, src.q, src.k, src.v, mask, c.probs, blocks_of<T>(c.hcat.data(), rq, ds, 0));
+      c.probs_hat = tensor3<T>();
+    } else {
+      throw shape_error("nn::attention_forward: dimension-wise attention runs on the host only; keep this layer's "
+                        "tensors on the host");
+    }
   } else {
     attention_scores_forward<T>(d, src.q, src.k, src.v, mask, w.variant, tm, c.probs, c.probs_hat,
                                 blocks_of<T>(c.hcat.data(), rq, ds, 0));
@@ -187,12 +206,15 @@ void attention_hat_forward(const attention_weights<T>& w, const tube_maps<T>& tm
 
 /// Backward of attention_hat_forward: dX̂_q (and dX̂_kv for cross-attention) assigned, parameter gradients
 /// assigned into g.
-template <class T>
-void attention_hat_backward(const attention_weights<T>& w, const tube_maps<T>& tm, const tensor3<T>& xq_hat,
-                            std::type_identity_t<const tensor3<T>*> xkv_hat, const attention_cache<T>& c,
-                            const tensor3<T>& dy_hat, attention_workspace<T>& ws, tensor3<T>& dxq_hat,
-                            std::type_identity_t<tensor3<T>*> dxkv_hat, const attention_weight_grads<T>& g) {
-  const tensor3<T>& xm = xkv_hat ? *xkv_hat : xq_hat;
+template <class T, class S>
+void attention_hat_backward(const attention_weights<T, S>& w, const tube_maps<T, S>& tm,
+                            const tensor3<T, dextents3, S>& xq_hat,
+                            std::type_identity_t<const tensor3<T, dextents3, S>*> xkv_hat,
+                            const attention_cache<T, S>& c, const tensor3<T, dextents3, S>& dy_hat,
+                            attention_workspace<T, S>& ws, tensor3<T, dextents3, S>& dxq_hat,
+                            std::type_identity_t<tensor3<T, dextents3, S>*> dxkv_hat,
+                            const attention_weight_grads<T, S>& g) {
+  const tensor3<T, dextents3, S>& xm = xkv_hat ? *xkv_hat : xq_hat;
   const auto d = attention_shape(w, xq_hat, xm, c.batch, "nn::attention_backward");
   TPROD_EXPECTS(dy_hat.m() == xq_hat.m() && dy_hat.n() == w.width() && dy_hat.p() == w.slices(),
                 "nn::attention_backward: gradient " + dy_hat.shape() + " does not match the output " + xq_hat.shape());
@@ -203,11 +225,13 @@ void attention_hat_backward(const attention_weights<T>& w, const tube_maps<T>& t
   const auto src = qkv_sources<const T>(c.q.data(), xkv_hat ? c.kv.data() : nullptr, rq, rk, ds);
   const auto dst = qkv_sources<T>(ws.dq.data(), xkv_hat ? ws.dkv.data() : nullptr, rq, rk, ds);
   const auto dhcat = blocks_of<const T>(ws.dhcat.data(), rq, ds, 0);
-  if (w.variant == attention_variant::dimension_wise)
-    dimension_wise_backward<T>(d, src.q, src.k, src.v, c.mask, c.probs, dhcat, dst.q, dst.k, dst.v, ws.dp);
-  else
+  if (w.variant == attention_variant::dimension_wise) {
+    if constexpr (std::same_as<S, host_space>)
+      dimension_wise_backward<T>(d, src.q, src.k, src.v, c.mask, c.probs, dhcat, dst.q, dst.k, dst.v, ws.dp);
+  } else {
     attention_scores_backward<T>(d, src.q, src.k, src.v, w.variant, tm, c.probs, c.probs_hat, dhcat, dst.q, dst.k,
                                  dst.v, ws.dp, ws.dp_hat);
+  }
   if (xkv_hat) {
     slice_linear_backward(xq_hat, w.w_qkv, ws.dq, 0, &dxq_hat, false, g.w_qkv, g.b_qkv);
     slice_linear_backward(xm, w.w_qkv, ws.dkv, ds, dxkv_hat, false, g.w_qkv, g.b_qkv);
@@ -219,50 +243,52 @@ void attention_hat_backward(const attention_weights<T>& w, const tube_maps<T>& t
 }  // namespace detail
 
 /// @brief What attention_backward needs.
-template <std::floating_point T>
+template <std::floating_point T, memory_space S = host_space>
 struct attention_saved {
-  tensor3<T> x_hat;       ///< L(𝒳)
-  tensor3<T> memory_hat;  ///< L(memory) for cross-attention, empty for self-attention
-  detail::attention_cache<T> cache;
-  std::size_t bytes() const { return detail::bytes_of(x_hat) + detail::bytes_of(memory_hat) + cache.bytes(); }
+  tensor3<T, dextents3, S> x_hat;       ///< L(𝒳)
+  tensor3<T, dextents3, S> memory_hat;  ///< L(memory) for cross-attention, empty for self-attention
+  detail::attention_cache<T, S> cache;
+  std::size_t bytes() const { return (x_hat.size() + memory_hat.size()) * sizeof(T) + cache.bytes(); }
 };
 
-template <std::floating_point T, class L>
+template <std::floating_point T, class L, memory_space S = host_space>
 struct attention_grads {
-  tensor3<T> d_input;
-  tensor3<T> d_memory;  ///< cross-attention only
-  attention_params<T, L> d_params;
+  tensor3<T, dextents3, S> d_input;
+  tensor3<T, dextents3, S> d_memory;  ///< cross-attention only
+  attention_params<T, L, S> d_params;
 };
 
 /// @brief Self-attention MHA_L(𝒳) for a batch of `batch` sequences, into `out` and `saved` (reused).
 /// @throws shape_error for inputs that do not match the parameters or the batch, or a bad mask.
-template <std::floating_point T, real_transform<T> L>
-void attention_forward(const attention_params<T, L>& prm, const tensor3<T>& x, std::size_t batch,
-                       const attention_mask& mask, tensor3<T>& out, attention_saved<T>& saved) {
-  tensor3<T> y_hat;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+template <std::floating_point T, real_transform<T> L, memory_space S>
+void attention_forward(const attention_params<T, L, S>& prm, const tensor3<T, dextents3, S>& x, std::size_t batch,
+                       const attention_mask& mask, tensor3<T, dextents3, S>& out, attention_saved<T, S>& saved) {
+  tensor3<T, dextents3, S> y_hat;
+  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
   tm.forward(x, saved.x_hat);
-  saved.memory_hat = tensor3<T>();
+  saved.memory_hat = tensor3<T, dextents3, S>();
   detail::attention_hat_forward(detail::weights_of(prm), tm, saved.x_hat, nullptr, batch, mask, saved.cache, y_hat);
   tm.inverse(y_hat, out);
 }
 
-template <std::floating_point T, real_transform<T> L>
-std::pair<tensor3<T>, attention_saved<T>> attention_forward(const attention_params<T, L>& prm, const tensor3<T>& x,
-                                                            std::size_t batch, const attention_mask& mask = {}) {
-  std::pair<tensor3<T>, attention_saved<T>> r;
+template <std::floating_point T, real_transform<T> L, memory_space S>
+std::pair<tensor3<T, dextents3, S>, attention_saved<T, S>> attention_forward(const attention_params<T, L, S>& prm,
+                                                                             const tensor3<T, dextents3, S>& x,
+                                                                             std::size_t batch,
+                                                                             const attention_mask& mask = {}) {
+  std::pair<tensor3<T, dextents3, S>, attention_saved<T, S>> r;
   attention_forward(prm, x, batch, mask, r.first, r.second);
   return r;
 }
 
 /// @brief Cross-attention MHA_L^cross(𝒳, 𝓜): queries from 𝒳 ((B·T_q)×d_s×p), keys and values from the
 /// memory 𝓜 ((B·T_k)×d_s×p, e.g. the encoder output).
-template <std::floating_point T, real_transform<T> L>
-void cross_attention_forward(const attention_params<T, L>& prm, const tensor3<T>& x, const tensor3<T>& memory,
-                             std::size_t batch, const attention_mask& mask, tensor3<T>& out,
-                             attention_saved<T>& saved) {
-  tensor3<T> y_hat;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+template <std::floating_point T, real_transform<T> L, memory_space S>
+void cross_attention_forward(const attention_params<T, L, S>& prm, const tensor3<T, dextents3, S>& x,
+                             const tensor3<T, dextents3, S>& memory, std::size_t batch, const attention_mask& mask,
+                             tensor3<T, dextents3, S>& out, attention_saved<T, S>& saved) {
+  tensor3<T, dextents3, S> y_hat;
+  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
   tm.forward(x, saved.x_hat);
   tm.forward(memory, saved.memory_hat);
   detail::attention_hat_forward(detail::weights_of(prm), tm, saved.x_hat, &saved.memory_hat, batch, mask, saved.cache,
@@ -270,24 +296,24 @@ void cross_attention_forward(const attention_params<T, L>& prm, const tensor3<T>
   tm.inverse(y_hat, out);
 }
 
-template <std::floating_point T, real_transform<T> L>
-std::pair<tensor3<T>, attention_saved<T>> cross_attention_forward(const attention_params<T, L>& prm,
-                                                                  const tensor3<T>& x, const tensor3<T>& memory,
-                                                                  std::size_t batch, const attention_mask& mask = {}) {
-  std::pair<tensor3<T>, attention_saved<T>> r;
+template <std::floating_point T, real_transform<T> L, memory_space S>
+std::pair<tensor3<T, dextents3, S>, attention_saved<T, S>> cross_attention_forward(
+    const attention_params<T, L, S>& prm, const tensor3<T, dextents3, S>& x, const tensor3<T, dextents3, S>& memory,
+    std::size_t batch, const attention_mask& mask = {}) {
+  std::pair<tensor3<T, dextents3, S>, attention_saved<T, S>> r;
   cross_attention_forward(prm, x, memory, batch, mask, r.first, r.second);
   return r;
 }
 
 /// @brief Backward pass of attention_forward / cross_attention_forward: d𝒳 (and d𝓜) and the gradients with
 /// respect to the transform-domain parameters.
-template <std::floating_point T, real_transform<T> L>
-attention_grads<T, L> attention_backward(const attention_params<T, L>& prm, const attention_saved<T>& saved,
-                                         const tensor3<T>& d_out) {
-  attention_grads<T, L> g{tensor3<T>(), tensor3<T>(), zeros_like(prm)};
-  detail::attention_workspace<T> ws;
+template <std::floating_point T, real_transform<T> L, memory_space S>
+attention_grads<T, L, S> attention_backward(const attention_params<T, L, S>& prm, const attention_saved<T, S>& saved,
+                                            const tensor3<T, dextents3, S>& d_out) {
+  attention_grads<T, L, S> g{tensor3<T, dextents3, S>(), tensor3<T, dextents3, S>(), zeros_like(prm)};
+  detail::attention_workspace<T, S> ws;
   const bool cross = saved.memory_hat.size() != 0;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
   tm.inverse_adjoint(d_out, ws.dy_hat);
   detail::attention_hat_backward(detail::weights_of(prm), tm, saved.x_hat, cross ? &saved.memory_hat : nullptr,
                                  saved.cache, ws.dy_hat, ws, ws.dx_hat, cross ? &ws.dm_hat : nullptr,

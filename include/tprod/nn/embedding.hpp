@@ -7,16 +7,19 @@
 /// contiguous memory; its gradient scatters the rows of d𝒳 back into the columns of the looked-up tokens.
 /// class token: [𝒯_cls; 𝒳]_(1), prepending 𝒯_cls ∈ ℝ^{1×d_s×p} to every sequence of a batch.
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "tprod/backend/cpu/embedding.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
 #include "tprod/core/random.hpp"
 #include "tprod/nn/tensorize.hpp"
 
 namespace tprod::nn {
 
-template <std::floating_point T>
+/// @brief The token table in memory space S (`copy(params, space)` moves it).
+template <std::floating_point T, memory_space S = host_space>
 struct embedding_params {
-  tensor3<T> table;  ///< d×V×1: column v is token v's vector
+  tensor3<T, dextents3, S> table;  ///< d×V×1: column v is token v's vector
   std::size_t dim() const { return table.m(); }
   std::size_t vocabulary() const { return table.n(); }
   template <class F>
@@ -35,14 +38,20 @@ embedding_params<T> make_embedding_params(std::size_t vocabulary, std::size_t d,
   return e;
 }
 
-template <std::floating_point T>
-embedding_params<T> zeros_like(const embedding_params<T>& e) {
-  return {tensor3<T>(e.dim(), e.vocabulary(), 1)};
+template <std::floating_point T, class S>
+embedding_params<T, S> zeros_like(const embedding_params<T, S>& e) {
+  return {tensor3<T, dextents3, S>(e.dim(), e.vocabulary(), 1)};
+}
+
+/// @brief The table copied to memory space To.
+template <memory_space To, std::floating_point T, class S>
+embedding_params<T, To> copy(const embedding_params<T, S>& e, To to) {
+  return {copy(e.table, to)};
 }
 
 namespace detail {
-template <class T>
-void check_tokens(const embedding_params<T>& e, const std::vector<std::size_t>& tokens, const char* who) {
+template <class T, class S>
+void check_tokens(const embedding_params<T, S>& e, const std::vector<std::size_t>& tokens, const char* who) {
   for (std::size_t r = 0; r < tokens.size(); ++r)
     TPROD_EXPECTS(tokens[r] < e.vocabulary(), std::string(who) + ": token " + std::to_string(tokens[r]) +
                                                   " at position " + std::to_string(r) +
@@ -52,24 +61,21 @@ void check_tokens(const embedding_params<T>& e, const std::vector<std::size_t>& 
 
 /// @brief 𝒳 = Ten_p(E[tokens]) ∈ ℝ^{N×⌈d/p⌉×p} for N tokens (B·T of a batch, row b·T + t).
 /// @throws shape_error for a token outside the vocabulary or p = 0.
-template <std::floating_point T>
-tensor3<T> embedding_forward(const embedding_params<T>& e, const std::vector<std::size_t>& tokens, std::size_t p) {
+template <std::floating_point T, memory_space S>
+tensor3<T, dextents3, S> embedding_forward(const embedding_params<T, S>& e, const std::vector<std::size_t>& tokens,
+                                           std::size_t p) {
   detail::check_tokens(e, tokens, "nn::embedding_forward");
-  const std::size_t d = e.dim(), ds = slice_width(d, p), n = tokens.size();
-  tensor3<T> out(n, ds, p);
-  T* o = out.data();  // feature c of row r sits at r + n·c (Ten_p keeps Mat_p's column-major layout)
-  for (std::size_t r = 0; r < n; ++r) {
-    const T* src = e.table.data() + tokens[r] * d;
-    for (std::size_t c = 0; c < d; ++c) o[r + n * c] = src[c];
-  }
+  tensor3<T, dextents3, S> out(tokens.size(), slice_width(e.dim(), p), p, uninitialized);
+  embedding_gather(tprod::detail::system_of<S>(), e.table.dynamic_view(), std::span<const std::size_t>(tokens),
+                   out.dynamic_view());
   return out;
 }
 
 /// @brief dE += the scatter of d𝒳: column v of g.table receives the sum of the rows of Mat_p(d𝒳) whose token
 /// is v (accumulating, so a stateful layer adds into its gradient without a table-sized temporary).
-template <std::floating_point T>
-void embedding_backward_add(const embedding_params<T>& e, const std::vector<std::size_t>& tokens,
-                            const tensor3<T>& d_out, embedding_params<T>& g) {
+template <std::floating_point T, memory_space S>
+void embedding_backward_add(const embedding_params<T, S>& e, const std::vector<std::size_t>& tokens,
+                            const tensor3<T, dextents3, S>& d_out, embedding_params<T, S>& g) {
   const std::size_t d = e.dim(), n = tokens.size();
   TPROD_EXPECTS(d_out.m() == n && d_out.n() * d_out.p() >= d && slice_width(d, d_out.p()) == d_out.n(),
                 "nn::embedding_backward: gradient " + d_out.shape() + " does not match " + std::to_string(n) +
@@ -77,18 +83,15 @@ void embedding_backward_add(const embedding_params<T>& e, const std::vector<std:
   TPROD_EXPECTS(g.table.m() == d && g.table.n() == e.vocabulary(),
                 "nn::embedding_backward: gradient table " + g.table.shape() + " does not match " + e.table.shape());
   detail::check_tokens(e, tokens, "nn::embedding_backward");
-  const T* gi = d_out.data();
-  for (std::size_t r = 0; r < n; ++r) {
-    T* dst = g.table.data() + tokens[r] * d;
-    for (std::size_t c = 0; c < d; ++c) dst[c] += gi[r + n * c];
-  }
+  embedding_scatter_add(tprod::detail::system_of<S>(), std::span<const std::size_t>(tokens), d_out.dynamic_view(),
+                        g.table.dynamic_view());
 }
 
 /// @brief dE: column v receives the sum of the rows of Mat_p(d𝒳) whose token is v.
-template <std::floating_point T>
-embedding_params<T> embedding_backward(const embedding_params<T>& e, const std::vector<std::size_t>& tokens,
-                                       const tensor3<T>& d_out) {
-  embedding_params<T> g = zeros_like(e);
+template <std::floating_point T, memory_space S>
+embedding_params<T, S> embedding_backward(const embedding_params<T, S>& e, const std::vector<std::size_t>& tokens,
+                                          const tensor3<T, dextents3, S>& d_out) {
+  embedding_params<T, S> g = zeros_like(e);
   embedding_backward_add(e, tokens, d_out, g);
   return g;
 }

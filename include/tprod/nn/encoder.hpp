@@ -28,34 +28,49 @@ namespace tprod::nn {
 /// @brief The saved state (cache) and scratch (workspace) types of an attention sublayer type A.
 template <class A>
 struct attention_state;
-template <std::floating_point T, class L>
-struct attention_state<attention_params<T, L>> {
-  using cache = detail::attention_cache<T>;
-  using workspace = detail::attention_workspace<T>;
+template <std::floating_point T, class L, class S>
+struct attention_state<attention_params<T, L, S>> {
+  using cache = detail::attention_cache<T, S>;
+  using workspace = detail::attention_workspace<T, S>;
 };
 
+/// @brief The memory space of a parameter set or state type X: X::memory_space_type, the host where X names none.
+template <class X>
+struct space_of_part {
+  using type = host_space;
+};
+template <class X>
+  requires requires { typename X::memory_space_type; }
+struct space_of_part<X> {
+  using type = typename X::memory_space_type;
+};
+template <class X>
+using space_of_part_t = typename space_of_part<X>::type;
+
 /// The encoder's hooks for the token-wise (or dimension-wise) L-multi-head self-attention.
-template <std::floating_point T, class L>
-void attention_sublayer_forward(const attention_params<T, L>& a, const detail::tube_maps<T>& tm,
-                                const tensor3<T>& x_hat, std::size_t batch, const attention_mask& mask,
-                                detail::attention_cache<T>& cache, tensor3<T>& y_hat) {
+template <std::floating_point T, class L, class S>
+void attention_sublayer_forward(const attention_params<T, L, S>& a, const detail::tube_maps<T, S>& tm,
+                                const tensor3<T, dextents3, S>& x_hat, std::size_t batch, const attention_mask& mask,
+                                detail::attention_cache<T, S>& cache, tensor3<T, dextents3, S>& y_hat) {
   detail::attention_hat_forward(detail::weights_of(a), tm, x_hat, nullptr, batch, mask, cache, y_hat);
 }
-template <std::floating_point T, class L>
-void attention_sublayer_backward(const attention_params<T, L>& a, const detail::tube_maps<T>& tm,
-                                 const tensor3<T>& x_hat, const detail::attention_cache<T>& cache,
-                                 const tensor3<T>& dy_hat, detail::attention_workspace<T>& ws, tensor3<T>& dx_hat,
-                                 attention_params<T, L>& g) {
+template <std::floating_point T, class L, class S>
+void attention_sublayer_backward(const attention_params<T, L, S>& a, const detail::tube_maps<T, S>& tm,
+                                 const tensor3<T, dextents3, S>& x_hat, const detail::attention_cache<T, S>& cache,
+                                 const tensor3<T, dextents3, S>& dy_hat, detail::attention_workspace<T, S>& ws,
+                                 tensor3<T, dextents3, S>& dx_hat, attention_params<T, L, S>& g) {
   detail::attention_hat_backward(detail::weights_of(a), tm, x_hat, nullptr, cache, dy_hat, ws, dx_hat, nullptr,
                                  detail::grads_of(g));
 }
 
+/// @brief One encoder layer's parameters; they live in the attention's memory space (`copy(params, space)`).
 template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>>
 struct encoder_params {
+  using memory_space_type = space_of_part_t<A>;
   layer_config config;
   A attn;
-  ffn_params<T, L> ffn;
-  layer_norm_params<T> ln1, ln2;
+  ffn_params<T, L, memory_space_type> ffn;
+  layer_norm_params<T, memory_space_type> ln1, ln2;
 
   const L& transform() const { return attn.transform(); }
   template <class F>
@@ -93,33 +108,43 @@ encoder_params<T, L, A> zeros_like(const encoder_params<T, L, A>& p) {
   return {p.config, zeros_like(p.attn), zeros_like(p.ffn), zeros_like(p.ln1), zeros_like(p.ln2)};
 }
 
-/// @brief What encoder_layer_backward needs (activations of the forward pass); C is the attention's cache.
+/// @brief The parameters copied to memory space To.
+template <memory_space To, std::floating_point T, class L, class A>
+auto copy(const encoder_params<T, L, A>& p, To to) {
+  auto attn = copy(p.attn, to);
+  return encoder_params<T, L, decltype(attn)>{p.config, std::move(attn), copy(p.ffn, to), copy(p.ln1, to),
+                                              copy(p.ln2, to)};
+}
+
+/// @brief What encoder_layer_backward needs (activations of the forward pass); C is the attention's cache, whose
+/// memory space the rest follows.
 template <std::floating_point T, class C = detail::attention_cache<T>>
 struct encoder_saved {
+  using memory_space_type = space_of_part_t<C>;
   std::size_t batch = 0;
-  detail::residual_saved<T> r1, r2;
+  detail::residual_saved<T, memory_space_type> r1, r2;
   C attn;
-  detail::ffn_cache<T> ffn;
+  detail::ffn_cache<T, memory_space_type> ffn;
   std::size_t bytes() const { return r1.bytes() + r2.bytes() + attn.bytes() + ffn.bytes(); }
 };
 
 /// @brief Scratch tensors of the forward and backward passes, kept between calls so that training steps on
-/// same-sized batches allocate nothing; W is the attention's workspace.
+/// same-sized batches allocate nothing; W is the attention's workspace, whose memory space the rest follows.
 template <std::floating_point T, class W = detail::attention_workspace<T>>
 struct encoder_workspace {
-  tensor3<T> s0, s1, ds1, ds0;
-  detail::residual_workspace<T> res;
+  using memory_space_type = space_of_part_t<W>;
+  tensor3<T, dextents3, memory_space_type> s0, s1, ds1, ds0;
+  detail::residual_workspace<T, memory_space_type> res;
   W attn;
-  detail::ffn_workspace<T> ffn;
+  detail::ffn_workspace<T, memory_space_type> ffn;
   std::size_t bytes() const {
-    return detail::bytes_of(s0) + detail::bytes_of(s1) + detail::bytes_of(ds1) + detail::bytes_of(ds0) + res.bytes() +
-           attn.bytes() + ffn.bytes();
+    return (s0.size() + s1.size() + ds1.size() + ds0.size()) * sizeof(T) + res.bytes() + attn.bytes() + ffn.bytes();
   }
 };
 
 template <std::floating_point T, class L, class A = attention_params<T, L>>
 struct encoder_grads {
-  tensor3<T> d_input;
+  tensor3<T, dextents3, space_of_part_t<A>> d_input;
   encoder_params<T, L, A> d_params;
 };
 
@@ -132,33 +157,37 @@ using attention_workspace_of = typename attention_state<A>::workspace;
 /// causal) mask for the self-attention; writes `out`, `saved` and uses `ws` (all reused across calls).
 /// @throws shape_error when 𝒳 does not match the layer or the batch, or the mask is invalid.
 template <std::floating_point T, real_transform<T> L, class A, class C, class W>
-void encoder_layer_forward(const encoder_params<T, L, A>& prm, const tensor3<T>& x, std::size_t batch,
-                           const attention_mask& mask, tensor3<T>& out, encoder_saved<T, C>& saved,
-                           encoder_workspace<T, W>& ws) {
+void encoder_layer_forward(const encoder_params<T, L, A>& prm,
+                           const tensor3<T, dextents3, space_of_part_t<A>>& x, std::size_t batch,
+                           const attention_mask& mask, tensor3<T, dextents3, space_of_part_t<A>>& out,
+                           encoder_saved<T, C>& saved, encoder_workspace<T, W>& ws) {
+  using S = space_of_part_t<A>;
+  using tensor = tensor3<T, dextents3, S>;
   const auto& cfg = prm.config;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
   TPROD_EXPECTS(x.n() == cfg.width && x.p() == cfg.slices,
                 "nn::encoder_layer_forward: input " + x.shape() + " does not match the layer (rows x " +
                     std::to_string(cfg.width) + " x " + std::to_string(cfg.slices) + ")");
   saved.batch = batch;
   const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;
   if (in_transform) tm.forward(x, ws.s0);
-  const tensor3<T>& s0 = in_transform ? ws.s0 : x;
-  detail::residual_forward(cfg, tm, prm.ln1, s0, ws.s1, saved.r1, ws.res, [&](const tensor3<T>& in, tensor3<T>& o) {
+  const tensor& s0 = in_transform ? ws.s0 : x;
+  detail::residual_forward(cfg, tm, prm.ln1, s0, ws.s1, saved.r1, ws.res, [&](const tensor& in, tensor& o) {
     attention_sublayer_forward(prm.attn, tm, in, batch, mask, saved.attn, o);
   });
-  tensor3<T>& s2 = in_transform ? ws.s0 : out;  // s0 is free again once the first sublayer is done
+  tensor& s2 = in_transform ? ws.s0 : out;  // s0 is free again once the first sublayer is done
   detail::residual_forward(cfg, tm, prm.ln2, std::as_const(ws.s1), s2, saved.r2, ws.res,
-                           [&](const tensor3<T>& in, tensor3<T>& o) {
+                           [&](const tensor& in, tensor& o) {
                              detail::ffn_hat_forward(detail::weights_of(prm.ffn), in, saved.ffn, o);
                            });
   if (in_transform) tm.inverse(ws.s0, out);
 }
 
 template <std::floating_point T, real_transform<T> L, class A>
-std::pair<tensor3<T>, encoder_saved<T, attention_cache_of<A>>> encoder_layer_forward(
-    const encoder_params<T, L, A>& prm, const tensor3<T>& x, std::size_t batch, const attention_mask& mask = {}) {
-  std::pair<tensor3<T>, encoder_saved<T, attention_cache_of<A>>> r;
+std::pair<tensor3<T, dextents3, space_of_part_t<A>>, encoder_saved<T, attention_cache_of<A>>> encoder_layer_forward(
+    const encoder_params<T, L, A>& prm, const tensor3<T, dextents3, space_of_part_t<A>>& x, std::size_t batch,
+    const attention_mask& mask = {}) {
+  std::pair<tensor3<T, dextents3, space_of_part_t<A>>, encoder_saved<T, attention_cache_of<A>>> r;
   encoder_workspace<T, attention_workspace_of<A>> ws;
   encoder_layer_forward(prm, x, batch, mask, r.first, r.second, ws);
   return r;
@@ -167,22 +196,25 @@ std::pair<tensor3<T>, encoder_saved<T, attention_cache_of<A>>> encoder_layer_for
 /// @brief Backward pass: d𝒳 and all parameter gradients (assigned into g).
 template <std::floating_point T, real_transform<T> L, class A, class C, class W>
 void encoder_layer_backward(const encoder_params<T, L, A>& prm, const encoder_saved<T, C>& saved,
-                            const tensor3<T>& d_out, encoder_grads<T, L, A>& g, encoder_workspace<T, W>& ws) {
+                            const tensor3<T, dextents3, space_of_part_t<A>>& d_out, encoder_grads<T, L, A>& g,
+                            encoder_workspace<T, W>& ws) {
+  using S = space_of_part_t<A>;
+  using tensor = tensor3<T, dextents3, S>;
   const auto& cfg = prm.config;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
   TPROD_EXPECTS(d_out.n() == cfg.width && d_out.p() == cfg.slices && d_out.m() == saved.r1.f_in_hat.m(),
                 "nn::encoder_layer_backward: gradient " + d_out.shape() + " does not match the layer output");
   const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;
   if (in_transform) tm.inverse_adjoint(d_out, ws.ds0);
-  const tensor3<T>& ds2 = in_transform ? ws.ds0 : d_out;
+  const tensor& ds2 = in_transform ? ws.ds0 : d_out;
   detail::residual_backward(cfg, tm, prm.ln2, saved.r2, ds2, ws.ds1, g.d_params.ln2, ws.res,
-                            [&](const tensor3<T>& dy, tensor3<T>& dx) {
+                            [&](const tensor& dy, tensor& dx) {
                               detail::ffn_hat_backward(detail::weights_of(prm.ffn), saved.r2.f_in_hat, saved.ffn, dy,
                                                        ws.ffn, dx, false, detail::grads_of(g.d_params.ffn));
                             });
-  tensor3<T>& ds0 = in_transform ? ws.ds0 : g.d_input;
+  tensor& ds0 = in_transform ? ws.ds0 : g.d_input;
   detail::residual_backward(cfg, tm, prm.ln1, saved.r1, std::as_const(ws.ds1), ds0, g.d_params.ln1, ws.res,
-                            [&](const tensor3<T>& dy, tensor3<T>& dx) {
+                            [&](const tensor& dy, tensor& dx) {
                               attention_sublayer_backward(prm.attn, tm, saved.r1.f_in_hat, saved.attn, dy, ws.attn,
                                                           dx, g.d_params.attn);
                             });
@@ -191,8 +223,8 @@ void encoder_layer_backward(const encoder_params<T, L, A>& prm, const encoder_sa
 
 template <std::floating_point T, real_transform<T> L, class A, class C>
 encoder_grads<T, L, A> encoder_layer_backward(const encoder_params<T, L, A>& prm, const encoder_saved<T, C>& saved,
-                                              const tensor3<T>& d_out) {
-  encoder_grads<T, L, A> g{tensor3<T>(), zeros_like(prm)};
+                                              const tensor3<T, dextents3, space_of_part_t<A>>& d_out) {
+  encoder_grads<T, L, A> g{{}, zeros_like(prm)};
   encoder_workspace<T, attention_workspace_of<A>> ws;
   encoder_layer_backward(prm, saved, d_out, g, ws);
   return g;

@@ -5,7 +5,9 @@
 #include <complex>
 
 #include "tprod/backend/cpu/activation.hpp"
+#include "tprod/backend/cpu/attention.hpp"
 #include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/cpu/embedding.hpp"
 #include "tprod/backend/cpu/facewise.hpp"
 #include "tprod/backend/cpu/layer_norm.hpp"
 #include "tprod/backend/cpu/mode_product.hpp"

@@ -5,7 +5,9 @@
 #include <complex>
 
 #include "tprod/backend/cuda/activation.hpp"
+#include "tprod/backend/cuda/attention.hpp"
 #include "tprod/backend/cuda/elementwise.hpp"
+#include "tprod/backend/cuda/embedding.hpp"
 #include "tprod/backend/cuda/facewise.hpp"
 #include "tprod/backend/cuda/layer_norm.hpp"
 #include "tprod/backend/cuda/mode_product.hpp"

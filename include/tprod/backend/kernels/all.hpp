@@ -4,7 +4,9 @@
 /// (under the transform L). Each backend checks itself against it with a static_assert per scalar, so a task
 /// missing from one backend fails to compile there, not at a user's call.
 #include "tprod/backend/kernels/activation.hpp"
+#include "tprod/backend/kernels/attention.hpp"
 #include "tprod/backend/kernels/elementwise.hpp"
+#include "tprod/backend/kernels/embedding.hpp"
 #include "tprod/backend/kernels/facewise.hpp"
 #include "tprod/backend/kernels/layer_norm.hpp"
 #include "tprod/backend/kernels/mode_product.hpp"
@@ -22,6 +24,7 @@ concept backend_for = elementwise_tasks<Sys, T, S> && facewise_task<Sys, T, S> &
 /// @brief The nn layers' tasks, for the real scalars they train in (float, double).
 template <class Sys, class T, class S>
 concept nn_backend_for = slice_linear_tasks<Sys, T, S> && activation_tasks<Sys, T, S> &&
-                         layer_norm_tasks<Sys, T, S> && optimizer_tasks<Sys, T, S>;
+                         layer_norm_tasks<Sys, T, S> && optimizer_tasks<Sys, T, S> && embedding_tasks<Sys, T, S> &&
+                         attention_tasks<Sys, T, S>;
 
 }  // namespace tprod::backend::kernels

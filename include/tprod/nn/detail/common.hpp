@@ -199,17 +199,26 @@ tube_maps<T, S> tube_maps_of(const L& l) {
           }};
 }
 
-/// @brief a += b elementwise (same shapes).
-template <class T>
-void add_into(tensor3<T>& a, const tensor3<T>& b) {
-  a.elements() += b.elements();
+/// @brief a += b elementwise (same shapes), in their memory space.
+template <class T, class S>
+void add_into(tensor3<T, dextents3, S>& a, const tensor3<T, dextents3, S>& b) {
+  axpy(tprod::detail::system_of<S>(), T(1), b.dynamic_view(), a.dynamic_view());
 }
 
-/// @brief out = a + b elementwise.
-template <class T>
-void add_to(const tensor3<T>& a, const tensor3<T>& b, tensor3<T>& out) {
+/// @brief out = a + b elementwise (out may be neither a nor b).
+template <class T, class S>
+void add_to(const tensor3<T, dextents3, S>& a, const tensor3<T, dextents3, S>& b, tensor3<T, dextents3, S>& out) {
   ensure_shape_like(out, a);
-  out.elements() = a.elements() + b.elements();
+  const auto sys = tprod::detail::system_of<S>();
+  copy(sys, a.dynamic_view(), out.dynamic_view());
+  axpy(sys, T(1), b.dynamic_view(), out.dynamic_view());
+}
+
+/// @brief out = a (shaped like a), in their memory space.
+template <class T, class S>
+void copy_into(const tensor3<T, dextents3, S>& a, tensor3<T, dextents3, S>& out) {
+  ensure_shape_like(out, a);
+  copy(tprod::detail::system_of<S>(), a.dynamic_view(), out.dynamic_view());
 }
 
 }  // namespace tprod::nn::detail

@@ -85,7 +85,7 @@ void dimension_wise_backward(const attention_dims& d, head_blocks<const T> q, he
     const auto vb = v.at(s, j, b, d.tk, d.dh);
     dv.at(s, j, b, d.tk, d.dh).noalias() = dob * at.transpose();  // O = V·Aᵀ
     dat.noalias() = vb.transpose() * dob;                         // dAᵀ
-    softmax_backward<T>(at, dat, T(1) / std::sqrt(T(n)));         // dAᵀ → d(K_nᵀQ_n)
+    backend::cpu::softmax_backward<T>(at, dat, T(1) / std::sqrt(T(n)));  // dAᵀ → d(K_nᵀQ_n)
     auto dqb = dq.at(s, j, b, d.tq, d.dh);
     auto dkb = dk.at(s, j, b, d.tk, d.dh);
     dqb.topRows(n).noalias() = k.at(s, j, b, d.tk, d.dh).topRows(n) * dat;

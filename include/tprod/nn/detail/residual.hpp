@@ -16,29 +16,29 @@
 namespace tprod::nn::detail {
 
 /// Saved state of one residual sublayer: F's transform-domain input and the LayerNorm's state.
-template <class T>
+template <class T, memory_space S = host_space>
 struct residual_saved {
-  tensor3<T> f_in_hat;
-  layer_norm_saved<T> ln;
-  std::size_t bytes() const { return bytes_of(f_in_hat) + ln.bytes(); }
+  tensor3<T, dextents3, S> f_in_hat;
+  layer_norm_saved<T, S> ln;
+  std::size_t bytes() const { return f_in_hat.size() * sizeof(T) + ln.bytes(); }
 };
 
 /// Scratch tensors of the residual wrapper (forward and backward).
-template <class T>
+template <class T, memory_space S = host_space>
 struct residual_workspace {
-  tensor3<T> a, b;
-  std::size_t bytes() const { return bytes_of(a) + bytes_of(b); }
+  tensor3<T, dextents3, S> a, b;
+  std::size_t bytes() const { return (a.size() + b.size()) * sizeof(T); }
 };
 
 /// A transform-domain sublayer (forward: input → output; backward: output gradient → input gradient).
-template <class T>
-using sublayer_fn = std::function<void(const tensor3<T>&, tensor3<T>&)>;
+template <class T, memory_space S = host_space>
+using sublayer_fn = std::function<void(const tensor3<T, dextents3, S>&, tensor3<T, dextents3, S>&)>;
 
 /// s_out = residual sublayer(s_in); `f(in_hat, out_hat)` runs the transform-domain sublayer.
-template <class T>
-void residual_forward(const layer_config& cfg, const tube_maps<T>& tm, const layer_norm_params<T>& ln,
-                      const tensor3<T>& s_in, tensor3<T>& s_out, residual_saved<T>& sv, residual_workspace<T>& ws,
-                      const std::type_identity_t<sublayer_fn<T>>& f) {
+template <class T, class S>
+void residual_forward(const layer_config& cfg, const tube_maps<T, S>& tm, const layer_norm_params<T, S>& ln,
+                      const tensor3<T, dextents3, S>& s_in, tensor3<T, dextents3, S>& s_out, residual_saved<T, S>& sv,
+                      residual_workspace<T, S>& ws, const std::type_identity_t<sublayer_fn<T, S>>& f) {
   const bool orig = cfg.norm == layer_norm_kind::original_domain;
   if (cfg.placement == norm_placement::pre) {
     if (orig) {
@@ -56,16 +56,14 @@ void residual_forward(const layer_config& cfg, const tube_maps<T>& tm, const lay
     }
     return;
   }
-  if (orig) {
+  if (orig)
     tm.forward(s_in, sv.f_in_hat);
-  } else {
-    ensure_shape_like(sv.f_in_hat, s_in);
-    sv.f_in_hat.elements() = s_in.elements();
-  }
+  else
+    copy_into(s_in, sv.f_in_hat);
   f(std::as_const(sv.f_in_hat), ws.b);
   if (orig) {
     tm.inverse(ws.b, ws.a);
-    ws.a.elements() += s_in.elements();
+    add_into(ws.a, s_in);
   } else {
     add_to(s_in, ws.b, ws.a);
   }
@@ -74,11 +72,11 @@ void residual_forward(const layer_config& cfg, const tube_maps<T>& tm, const lay
 
 /// ds_in from ds_out; `fb(d_out_hat, d_in_hat)` runs the sublayer's backward (assigning d_in_hat and its
 /// parameter gradients); the LayerNorm's gradients go to d_ln. ds_in must not alias ds_out.
-template <class T>
-void residual_backward(const layer_config& cfg, const tube_maps<T>& tm, const layer_norm_params<T>& ln,
-                       const residual_saved<T>& sv, const tensor3<T>& ds_out, tensor3<T>& ds_in,
-                       layer_norm_params<T>& d_ln, residual_workspace<T>& ws,
-                       const std::type_identity_t<sublayer_fn<T>>& fb) {
+template <class T, class S>
+void residual_backward(const layer_config& cfg, const tube_maps<T, S>& tm, const layer_norm_params<T, S>& ln,
+                       const residual_saved<T, S>& sv, const tensor3<T, dextents3, S>& ds_out,
+                       tensor3<T, dextents3, S>& ds_in, layer_norm_params<T, S>& d_ln, residual_workspace<T, S>& ws,
+                       const std::type_identity_t<sublayer_fn<T, S>>& fb) {
   const bool orig = cfg.norm == layer_norm_kind::original_domain;
   if (cfg.placement == norm_placement::pre) {
     if (orig) {
@@ -90,7 +88,7 @@ void residual_backward(const layer_config& cfg, const tube_maps<T>& tm, const la
       fb(ds_out, ws.b);
       layer_norm_backward(ln, sv.ln, ws.b, ds_in, d_ln);
     }
-    ds_in.elements() += ds_out.elements();
+    add_into(ds_in, ds_out);
     return;
   }
   // post: ds_in = dr + M-adjoint(F-backward(dr)), dr = LN-backward(ds_out)
@@ -99,10 +97,10 @@ void residual_backward(const layer_config& cfg, const tube_maps<T>& tm, const la
     tm.inverse_adjoint(ds_in, ws.a);
     fb(std::as_const(ws.a), ws.b);
     tm.adjoint(ws.b, ws.a);
-    ds_in.elements() += ws.a.elements();
+    add_into(ds_in, ws.a);
   } else {
     fb(std::as_const(ds_in), ws.b);
-    ds_in.elements() += ws.b.elements();
+    add_into(ds_in, ws.b);
   }
 }
 

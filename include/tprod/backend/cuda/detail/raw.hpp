@@ -87,7 +87,24 @@ void gemm_strided_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t
                           std::size_t stride_b, T beta, T* c, std::size_t ldc, std::size_t stride_c, bool tf32,
                           cudaStream_t stream);
 
+/// @brief C_i = op(A_i)·op(B_i) (+ β·C_i) for `count` GEMMs given by host arrays of device pointers (uploaded, one
+/// cublasGemmBatchedEx call): op(A_i) m×k, op(B_i) k×n, leading dimensions shared; β ∈ {0, 1}.
+template <class T>
+void gemm_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, const T* const* a,
+                  std::size_t lda, const T* const* b, std::size_t ldb, T beta, T* const* c, std::size_t ldc,
+                  std::size_t count, bool tf32, cudaStream_t stream);
+
 // The nn layers' kernels, for float and double.
+/// @brief The attention's column softmax (src/cuda/attention.cu) over `blocks` T_k×T_q blocks of probs, in place:
+/// column t of block f (sequence f mod batch) keeps its first valid keys (causal: ≤ t + 1; key_lengths, a host
+/// array of `batch` or nullptr: ≤ key_lengths[b]), softmax(scale·(s − max)) there and 0 beyond.
+template <class T>
+void attention_softmax(T* probs, std::size_t tk, std::size_t tq, std::size_t blocks, std::size_t batch, T scale,
+                       bool causal, const std::size_t* key_lengths, cudaStream_t stream);
+/// @brief dS = scale·P ⊙ (dP − 1·colsum(P ⊙ dP)) per column of the blocks, in place in dp.
+template <class T>
+void attention_softmax_backward(const T* probs, T* dp, std::size_t tk, std::size_t tq, std::size_t blocks, T scale,
+                                cudaStream_t stream);
 /// @brief y = σ(x), dx = g ⊙ σ'(x), and y = σ(x) with x ← σ'(x), over n elements (src/cuda/activation.cu).
 template <class T>
 void activation_forward(kernels::activation a, const T* x, T* y, std::size_t n, cudaStream_t stream);
@@ -115,6 +132,19 @@ void adamw_update(const adamw_pointers<T>* slots, std::size_t count, const kerne
 /// launch; waits for the stream.
 template <class T>
 double squared_norm_total(const T* const* tensors, const std::size_t* sizes, std::size_t count, cudaStream_t stream);
+/// @brief The token-embedding and loss tasks (src/cuda/embedding.cu; contract: backend/kernels/embedding.hpp), the
+/// index lists in host memory: out (n×padded, column-major) = the table's columns `tokens` with zero padding
+/// features; d_table(:, token) += the rows of d_out with that token; the softmax cross-entropy of batch×classes
+/// logits into d_logits and predicted (host), returning the summed loss of the `counted` labelled rows.
+template <class T>
+void embedding_gather(const T* table, std::size_t d, const std::size_t* tokens, std::size_t n, T* out,
+                      std::size_t padded, cudaStream_t stream);
+template <class T>
+void embedding_scatter_add(const std::size_t* tokens, std::size_t n, const T* d_out, std::size_t d, T* d_table,
+                           cudaStream_t stream);
+template <class T>
+double softmax_cross_entropy(const T* logits, std::size_t batch, std::size_t classes, const std::size_t* labels,
+                             std::size_t counted, T* d_logits, std::size_t* predicted, cudaStream_t stream);
 /// @brief LayerNorm over the n features of each (row, slice) of r×n×p tensors (src/cuda/layer_norm.cu), as the
 /// contract's layer_norm_forward and layer_norm_backward state; coupling is nullptr for original_domain.
 template <class T>

@@ -1,0 +1,153 @@
+#pragma once
+/// @file attention.hpp
+/// @brief The CPU backend's attention tasks (contract: backend/kernels/attention.hpp): one flat loop over the
+/// p·h·B (slice, head, sequence) blocks on the threads, Eigen GEMMs on strided block maps. The spectral backward
+/// pass fuses each block's steps, so that its dPᵀ (one per thread) stays in cache between the GEMM, the softmax
+/// backward and the two GEMMs after.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+
+#include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/backend/cpu/system.hpp"
+#include "tprod/backend/kernels/attention.hpp"
+
+namespace tprod::backend::cpu {
+
+using kernels::attention_blocks;
+using kernels::attention_masking;
+using kernels::head_layout;
+
+namespace detail {
+template <class T>
+using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+
+/// Block (s, j, b) of Q, K, V or O as an Eigen map (rows × d_h, outer stride ld).
+template <class E>
+auto block_map(const head_layout<E>& h, std::size_t s, std::size_t j, std::size_t b, std::size_t rows, std::size_t dh) {
+  using M = std::conditional_t<std::is_const_v<E>, const matrix<std::remove_const_t<E>>, matrix<E>>;
+  return Eigen::Map<M, 0, Eigen::OuterStride<>>(h.block(s, j, b, rows, dh), Eigen::Index(rows), Eigen::Index(dh),
+                                                Eigen::OuterStride<>(Eigen::Index(h.ld)));
+}
+
+/// Threads for loops over the blocks: the system's, unless the whole is too small to share.
+inline std::size_t attention_threads(const system& sys, const attention_blocks& d) {
+  return d.blocks() * d.tq * d.tk * d.dh < parallel_min_macs ? 1 : sys.threads();
+}
+
+/// The block index f = (s·h + j)·B + b split into its slice, head and sequence.
+struct block_index {
+  std::size_t s, j, b;
+  block_index(const attention_blocks& d, std::size_t f)
+      : s(f / (d.heads * d.batch)), j((f / d.batch) % d.heads), b(f % d.batch) {}
+};
+
+/// Column-wise masked softmax of the scaled scores Sᵀ (in place): column t keeps its first valid_keys entries.
+template <class T>
+void masked_softmax(Eigen::Map<matrix<T>> st, T scale, const attention_masking& mask, const attention_blocks& d,
+                    std::size_t b) {
+  for (std::size_t t = 0; t < d.tq; ++t) {
+    const auto nv = Eigen::Index(mask.valid_keys(d, b, t));
+    auto col = st.col(Eigen::Index(t));
+    auto head = col.head(nv).array();
+    const T mx = head.maxCoeff();
+    head = ((head - mx) * scale).exp();
+    head *= T(1) / head.sum();
+    col.tail(Eigen::Index(d.tk) - nv).setZero();
+  }
+}
+}  // namespace detail
+
+/// @brief dSᵀ = scale·P ⊙ (dPᵀ − 1·colsum(P ⊙ dPᵀ)), in place in dpt (masked entries have P = 0, so dS = 0 there).
+template <class T>
+void softmax_backward(const Eigen::Map<const detail::matrix<T>>& pt, Eigen::Map<detail::matrix<T>> dpt, T scale) {
+  const Eigen::Array<T, 1, Eigen::Dynamic> c = (pt.array() * dpt.array()).colwise().sum();
+  dpt.array() = scale * pt.array() * (dpt.array().rowwise() - c);
+}
+
+/// @brief P_f = masked softmax(scale·K_f·Q_fᵀ), and O_f = P_fᵀ·V_f when `weight`.
+template <class T>
+void attention_forward_blocks(const system& sys, const attention_blocks& d, head_layout<const T> q,
+                              head_layout<const T> k, head_layout<const T> v, const attention_masking& mask,
+                              tensor3_view<T> probs, head_layout<T> out, bool weight) {
+  const T scale = T(1) / std::sqrt(T(d.dh));
+  parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
+    const detail::block_index i(d, f);
+    auto st = probs.slice(f);
+    st.noalias() =
+        detail::block_map(k, i.s, i.j, i.b, d.tk, d.dh) * detail::block_map(q, i.s, i.j, i.b, d.tq, d.dh).transpose();
+    detail::masked_softmax<T>(st, scale, mask, d, i.b);
+    if (weight)
+      detail::block_map(out, i.s, i.j, i.b, d.tq, d.dh).noalias() =
+          st.transpose() * detail::block_map(v, i.s, i.j, i.b, d.tk, d.dh);
+  });
+}
+
+/// @brief O_f = P_fᵀ·V_f.
+template <class T>
+void attention_weighting(const system& sys, const attention_blocks& d, tensor3_view<const T> probs,
+                         head_layout<const T> v, head_layout<T> out) {
+  parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
+    const detail::block_index i(d, f);
+    detail::block_map(out, i.s, i.j, i.b, d.tq, d.dh).noalias() =
+        probs.slice(f).transpose() * detail::block_map(v, i.s, i.j, i.b, d.tk, d.dh);
+  });
+}
+
+/// @brief dV_f = P_f·dO_f, dP_f = V_f·dO_fᵀ.
+template <class T>
+void attention_backward_values(const system& sys, const attention_blocks& d, tensor3_view<const T> probs,
+                               head_layout<const T> v, head_layout<const T> d_out, head_layout<T> dv,
+                               tensor3_view<T> dp) {
+  parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
+    const detail::block_index i(d, f);
+    const auto dob = detail::block_map(d_out, i.s, i.j, i.b, d.tq, d.dh);
+    detail::block_map(dv, i.s, i.j, i.b, d.tk, d.dh).noalias() = probs.slice(f) * dob;
+    dp.slice(f).noalias() = detail::block_map(v, i.s, i.j, i.b, d.tk, d.dh) * dob.transpose();
+  });
+}
+
+/// @brief dS_f = softmax backward (in dP's memory), dQ_f = dS_fᵀ·K_f, dK_f = dS_f·Q_f.
+template <class T>
+void attention_backward_scores(const system& sys, const attention_blocks& d, tensor3_view<const T> probs,
+                               tensor3_view<T> dp, head_layout<const T> q, head_layout<const T> k, head_layout<T> dq,
+                               head_layout<T> dk) {
+  const T scale = T(1) / std::sqrt(T(d.dh));
+  parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
+    const detail::block_index i(d, f);
+    auto ds = dp.slice(f);
+    softmax_backward<T>(probs.slice(f), ds, scale);
+    detail::block_map(dq, i.s, i.j, i.b, d.tq, d.dh).noalias() =
+        ds.transpose() * detail::block_map(k, i.s, i.j, i.b, d.tk, d.dh);
+    detail::block_map(dk, i.s, i.j, i.b, d.tk, d.dh).noalias() = ds * detail::block_map(q, i.s, i.j, i.b, d.tq, d.dh);
+  });
+}
+
+/// @brief The slices of T_k×T_q scratch attention_backward_blocks needs: one per thread.
+inline std::size_t attention_scratch_blocks(const system& sys, const attention_blocks& d) {
+  return std::max<std::size_t>(1, detail::attention_threads(sys, d));
+}
+
+/// @brief attention_backward_values then attention_backward_scores, fused per block: each thread's dPᵀ (slice
+/// thread_slot of `scratch`) stays in cache through the block's four steps.
+template <class T>
+void attention_backward_blocks(const system& sys, const attention_blocks& d, head_layout<const T> q,
+                               head_layout<const T> k, head_layout<const T> v, tensor3_view<const T> probs,
+                               head_layout<const T> d_out, head_layout<T> dq, head_layout<T> dk, head_layout<T> dv,
+                               tensor3_view<T> scratch) {
+  const T scale = T(1) / std::sqrt(T(d.dh));
+  parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
+    const detail::block_index i(d, f);
+    auto dpt = scratch.slice(thread_slot(scratch.p()));
+    const auto pt = probs.slice(f);
+    const auto dob = detail::block_map(d_out, i.s, i.j, i.b, d.tq, d.dh);
+    detail::block_map(dv, i.s, i.j, i.b, d.tk, d.dh).noalias() = pt * dob;
+    dpt.noalias() = detail::block_map(v, i.s, i.j, i.b, d.tk, d.dh) * dob.transpose();
+    softmax_backward<T>(pt, dpt, scale);
+    detail::block_map(dq, i.s, i.j, i.b, d.tq, d.dh).noalias() =
+        dpt.transpose() * detail::block_map(k, i.s, i.j, i.b, d.tk, d.dh);
+    detail::block_map(dk, i.s, i.j, i.b, d.tk, d.dh).noalias() = dpt * detail::block_map(q, i.s, i.j, i.b, d.tq, d.dh);
+  });
+}
+
+}  // namespace tprod::backend::cpu
