@@ -5,14 +5,15 @@
 #   lib/                            the shared libraries they load that are neither CUDA's nor the C library's
 #                                   (FFTW, libgomp, libbenchmark, ...)
 #   lib/fallback/                   this machine's libstdc++ and libgcc_s, used only where the GPU machine's are older
-#   torch_lproduct_gpu.py           the PyTorch peer (bench/peers/)
+#   torch_lproduct_gpu.py, torch_encoder_gpu.py   the PyTorch peers (bench/peers/)
 #   run.sh                          runs everything there and writes the results to one folder
 #
 # On the GPU machine, with the device tool: `run` with carry: [".gpu-bundle"] and the command
 #     bash .gpu-bundle/run.sh "$OUT"
 # (append --quick for the tests, the s256 benchmark cases and the peer's S = 256 only, or --filter=REGEX for the
 # benchmark cases matching REGEX). The results come back
-# under $OUT: gpu-run.log (everything), test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json.
+# under $OUT: gpu-run.log (everything), test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json,
+# torch_encoder_gpu.json.
 #
 # Usage: scripts/gpu-bundle.sh   (prints the bundle's path as its last line)
 # Settings (environment): TPROD_GPU_BUILD_DIR (default build-gpu), TPROD_GPU_BUNDLE (default .gpu-bundle; the
@@ -95,14 +96,14 @@ done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$ldd_out" | sort -u
 chmod u+w "$bundle"/lib/*.so* "$bundle"/lib/fallback/*.so* 2>/dev/null || true
 strip --strip-unneeded "$bundle"/lib/*.so* "$bundle"/lib/fallback/*.so* 2>/dev/null || true
 
-cp bench/peers/torch_lproduct_gpu.py "$bundle/"
+cp bench/peers/torch_lproduct_gpu.py bench/peers/torch_encoder_gpu.py "$bundle/"
 
 cat >"$bundle/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs tprod's CUDA tests, bench_cuda and the PyTorch peer on this GPU machine (made by scripts/gpu-bundle.sh).
 # Usage: bash run.sh [OUT_DIR] [--quick] [--filter=REGEX]
 #   OUT_DIR  where the results go (default: $OUT if set, else ./gpu-results): gpu-run.log (everything printed),
-#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json
+#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json, torch_encoder_gpu.json
 #   --quick  the tests, the benchmark's s256 cases and the peer's S = 256 only
 #   --filter=REGEX  only the benchmark cases matching REGEX (Google Benchmark's --benchmark_filter)
 # Every step runs even when an earlier one failed; the exit status is 0 only when all passed, 77 when the only
@@ -216,6 +217,9 @@ main() {
     # The machine's own Python and PyTorch, without the bundle's libraries on the path.
     python3 "$here/torch_lproduct_gpu.py" --json "$out/torch_lproduct_gpu.json" ${q[@]+"${q[@]}"}
   }
+  run_encoder_peer() {
+    python3 "$here/torch_encoder_gpu.py" --json "$out/torch_encoder_gpu.json"
+  }
 
   if ((libs_ok)); then
     run_step test_cuda run_test
@@ -225,6 +229,7 @@ main() {
   fi
   if command -v python3 >/dev/null; then
     run_step torch_lproduct_gpu run_peer
+    run_step torch_encoder_gpu run_encoder_peer
   else
     other_failure "torch_lproduct_gpu: python3 not found"
   fi
@@ -247,7 +252,7 @@ main() {
 main 2>&1 | tee "$log"
 exit "${PIPESTATUS[0]}"
 RUN
-chmod +x "$bundle/run.sh" "$bundle/torch_lproduct_gpu.py"
+chmod +x "$bundle/run.sh" "$bundle/torch_lproduct_gpu.py" "$bundle/torch_encoder_gpu.py"
 
 # The device tool carries 64 MiB at most.
 size=$(du -sb "$bundle" | cut -f1)

@@ -9,6 +9,8 @@
 //   of factors too large for the tube kernel);
 // - …/tf32 (S = 4096 only): the L-product and the GEMM limit with TF32 tensor cores (the only cases that use them).
 // lsvd/dct/m64_n64_p256 comes with the device L-SVD (the CPU benchmark has it in bench/algebra/bench_svd.cpp).
+// encoder_layer/{standard,lproduct_p4}/d768: one encoder layer's forward + backward (B = 8, T = 128, FP32), as
+// bench_nn times it on the CPU; items_per_second counts tokens. PyTorch's peer: bench/peers/torch_encoder_gpu.py.
 //
 // Timing: every case runs on its own stream (cudaStreamCreate), which is also the thread's default device execution
 // for the case (execution_scope), so that the temporaries tprod allocates are stream-ordered on that stream too.
@@ -38,9 +40,12 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "tprod/cuda.hpp"
+#include "tprod/nn/encoder.hpp"
+#include "tprod/transform/identity_transform.hpp"
 
 namespace {
 
@@ -267,6 +272,31 @@ void memcpy_limit(benchmark::State& state, std::size_t s, std::size_t p) {
 }
 
 /// "s<s>_p<p>" (starting from std::string, as bench::shape_name does, for GCC 12's false -Wrestrict).
+/// One encoder layer, forward + backward, on the device: float, no TF32, B = 8 sequences of T = 128 tokens, d = 768,
+/// 8 heads, FFN 3072, GELU, post-norm (paper000_config), the standard layer (p = 1, identity) or the L-product layer
+/// with p = 4 (DCT); bench_nn's encoder_layer cases on the GPU. PyTorch's peer: bench/peers/torch_encoder_gpu.py.
+template <class L>
+void encoder_layer(benchmark::State& state, std::size_t p, const L& l) {
+  namespace nn = tprod::nn;
+  constexpr std::size_t batch = 8, length = 128, d = 768;
+  const nn::layer_config cfg = nn::paper000_config(d, 8, 4 * d, p, nn::activation::gelu);
+  run_case(state, [&](device_case& dc) {
+    const auto prm = nn::copy(nn::make_encoder_params<float>(cfg, l, 1), tprod::device_space{});
+    using A = std::remove_cvref_t<decltype(prm.attn)>;
+    nn::encoder_grads<float, L, A> grads{{}, nn::zeros_like(prm)};
+    const auto x = tprod::cuda::random_tensor3<float>(batch * length, cfg.width, p, 2, dc.execution());
+    const auto dy = tprod::cuda::random_tensor3<float>(batch * length, cfg.width, p, 3, dc.execution());
+    tprod::device_tensor3<float> y;
+    nn::encoder_saved<float, nn::attention_cache_of<A>> saved;
+    nn::encoder_workspace<float, nn::attention_workspace_of<A>> ws;
+    dc.time(state, [&] {
+      nn::encoder_layer_forward(prm, x, batch, {}, y, saved, ws);
+      nn::encoder_layer_backward(prm, saved, dy, grads, ws);
+    });
+  });
+  set_items(state, batch * length);  // tokens per second
+}
+
 std::string square_name(std::size_t s, std::size_t p) {
   return std::string("s") + std::to_string(s) + "_p" + std::to_string(p);
 }
@@ -307,6 +337,11 @@ void register_cases() {
       if (s != 1024 || p != 64) add_us(std::string("transform_gemm/") + sh, transform_gemm, s, p, false);
       add_us(std::string("transform_gemm_bt/") + sh, transform_gemm, s, p, true);
     }
+  add(std::string("encoder_layer/standard/d768"),
+      [](benchmark::State& st, std::size_t, std::size_t, bool) { encoder_layer(st, 1, tprod::identity_transform{}); },
+      0, 0, false);
+  add(std::string("encoder_layer/lproduct_p4/d768"),
+      [](benchmark::State& st, std::size_t, std::size_t, bool) { encoder_layer(st, 4, tprod::dct{}); }, 0, 0, false);
   for (const auto& [m, n, p] : {std::tuple<std::size_t, std::size_t, std::size_t>{64, 64, 256}, {32, 32, 256}}) {
     const std::string sh = std::string("m") + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
     add_us(std::string("lsvd/dct/") + sh, lsvd, m, n, p);
