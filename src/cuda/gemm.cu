@@ -1,5 +1,6 @@
-// The GEMMs of the CUDA backend: the tube transforms' one GEMM, the facewise product's strided-batched GEMM and
-// the nn's slice-linear maps (the general strided-batched form), through cuBLAS's Ex interfaces (one code path for the four scalars, 64-bit sizes).
+// The GEMMs of the CUDA backend: the tube transforms' one GEMM, the facewise product's strided-batched GEMM, the
+// nn's slice-linear maps (the general strided-batched form) and attention's block products (pointer-array batched),
+// through cuBLAS's Ex interfaces (one code path for the four scalars, 64-bit sizes).
 #include <complex>
 
 #include "check.cuh"

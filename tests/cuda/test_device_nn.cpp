@@ -266,7 +266,8 @@ TEST_CASE_TEMPLATE("device softmax cross-entropy equals the host's, with ignored
   check_close(r.d_logits, dr.d_logits, 9);
 }
 
-TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- and cross-attention", T, float, double) {
+TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- and cross-attention", T, float,
+                   double) {
   const std::size_t batch = 3, tq = 5, tk = 7, ds = 6, heads = 2;
   for (std::size_t p : {1, 4}) {
     for (const auto variant : {nn::attention_variant::spectral, nn::attention_variant::t_softmax}) {
@@ -277,8 +278,8 @@ TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- 
       const auto x = random_tensor3<T>(batch * tq, ds, p, 121), g = random_tensor3<T>(batch * tq, ds, p, 122);
       const std::size_t roundings = 4 * p + 3 * ds + tk;
       // self-attention: no mask, causal, key padding (sequence 1 has 2 of its 5 keys), both
-      for (const nn::attention_mask mask : {nn::attention_mask{}, nn::attention_mask{true, {}},
-                                            nn::attention_mask{false, {5, 2, 4}}, nn::attention_mask{true, {5, 2, 4}}}) {
+      const nn::attention_mask masks[] = {{}, {true, {}}, {false, {5, 2, 4}}, {true, {5, 2, 4}}};
+      for (const nn::attention_mask& mask : masks) {
         CAPTURE(mask.causal);
         CAPTURE(mask.key_lengths.size());
         const auto [y, saved] = nn::attention_forward(prm, x, batch, mask);

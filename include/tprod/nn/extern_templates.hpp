@@ -45,7 +45,7 @@
   TPROD_KW void tprod::backend::cpu::layer_norm_backward<T>(                                                          \
       const tprod::backend::cpu::system&, tprod::tensor3_view<const T>, tprod::tensor3_view<const T>,                  \
       tprod::tensor3_view<const T>, tprod::tensor3_view<const T>, tprod::tensor3_view<const T>,                        \
-      tprod::tensor3_view<T>, tprod::tensor3_view<T>, tprod::tensor3_view<T>);                                                                 \
+      tprod::tensor3_view<T>, tprod::tensor3_view<T>, tprod::tensor3_view<T>);                                           \
   TPROD_KW void tprod::nn::detail::residual_forward<T>(                                                                \
       const tprod::nn::layer_config&, const tprod::nn::detail::tube_maps<T>&, const tprod::nn::layer_norm_params<T>&,  \
       const tprod::tensor3<T>&, tprod::tensor3<T>&, tprod::nn::detail::residual_saved<T>&,                             \

@@ -105,7 +105,7 @@ class adamw {
     ++t_;
     const double c1 = 1 - std::pow(config_.beta1, double(t_)), c2 = 1 - std::pow(config_.beta2, double(t_));
     const backend::kernels::adamw_coefficients<T> c{T(config_.beta1), T(config_.beta2), T(lr / c1),
-                                                    T(1 / c2),         T(config_.eps),   T(1 - lr * config_.weight_decay)};
+                                                    T(1 / c2), T(config_.eps), T(1 - lr * config_.weight_decay)};
     adamw_update(tprod::detail::system_of<S>(), std::span<const backend::kernels::adamw_slot<T, S>>(slots), c);
   }
 
