@@ -15,6 +15,7 @@
 //   ltransformer_text --data build/data/spam-assassin                 # Std, T4 (linear α), Std-1L
 //   ltransformer_text --data build/data/spam-assassin --models all    # and T4 with every other α strategy
 //   ltransformer_text --throughput 20                                 # Std's training examples/s, random tokens
+//   ltransformer_text --device cuda ...                               # on the GPU (the default where there is one)
 //
 // Writes into --out: training_log.csv, training_curves.png, vocabulary.txt and checkpoints/<model>.safetensors
 // (metadata: the model config, "transform", "max_length", "labels"; <model>-seed<S> beyond the first seed), which
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "support/device.hpp"
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
 #include "support/seeds.hpp"
@@ -120,6 +122,7 @@ struct run_setup {
   examples::fit_config fit;
   std::filesystem::path checkpoints;            ///< empty: no checkpoints
   std::map<std::string, std::string> metadata;  ///< added to every checkpoint
+  examples::device_kind device = examples::device_kind::cpu;
 };
 
 /// @brief Builds, trains, checkpoints and summarizes one variant under transform L.
@@ -132,21 +135,29 @@ examples::model_summary train_variant(const variant& v, const L& transform, cons
   if (v.layers) cfg.layers = v.layers;
   cfg.positions = v.positions;
   cfg.learnable_positions = v.learnable_positions;
-  auto model = nn::make_text_classifier<float>(cfg, transform);
-  const auto make_train = [&](const std::vector<std::size_t>& idx) { return train.batch(idx); };
-  const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
-  const auto r = examples::fit<float>(model, v.name, train.size(), make_train, test.size(), make_test, setup.fit, log);
+  // The model in the chosen memory space: it trains there, and its checkpoint is the same file from either.
+  auto s = examples::with_device(setup.device, [&](auto space) -> examples::model_summary {
+    if constexpr (nn::trained_transform<L, float> && !std::same_as<decltype(space), host_space>) {
+      throw std::invalid_argument(v.name + ": a learned transform trains on the host only; run it with --device cpu");
+    } else {
+      auto model = nn::make_text_classifier<float>(cfg, transform, space);
+      const auto make_train = [&](const std::vector<std::size_t>& idx) { return train.batch(idx); };
+      const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
+      const auto r =
+          examples::fit<float>(model, v.name, train.size(), make_train, test.size(), make_test, setup.fit, log);
 
-  auto meta = nn::to_metadata(cfg);
-  meta.insert(setup.metadata.begin(), setup.metadata.end());
-  meta["transform"] = transform_name;
-  if (!setup.checkpoints.empty())
-    nn::save_checkpoint<float>(setup.checkpoints / (log.file_name(v.name) + ".safetensors"), model, meta);
+      auto meta = nn::to_metadata(cfg);
+      meta.insert(setup.metadata.begin(), setup.metadata.end());
+      meta["transform"] = transform_name;
+      if (!setup.checkpoints.empty())
+        nn::save_checkpoint<float>(setup.checkpoints / (log.file_name(v.name) + ".safetensors"), model, meta);
 
-  // The encoder's parameters without a learned transform's S (counted apart, like the learnable α).
-  const std::size_t encoder =
-      examples::parameter_count(model, "encoder.") - examples::parameter_count(model, "encoder.transform.");
-  auto s = examples::summary_of(v.name, examples::parameter_count(model), encoder, r);
+      // The encoder's parameters without a learned transform's S (counted apart, like the learnable α).
+      const std::size_t encoder =
+          examples::parameter_count(model, "encoder.") - examples::parameter_count(model, "encoder.transform.");
+      return examples::summary_of(v.name, examples::parameter_count(model), encoder, r);
+    }
+  });
   s.extra.update({{"slices", cfg.slices},
                   {"layers", cfg.layers},
                   {"positions", v.learnable_positions ? "learnable" : std::string(nn::name(cfg.positions))},
@@ -189,11 +200,13 @@ int run(int argc, char** argv) {
        {"lr", "R        peak learning rate (default 1e-3; quick 3e-3)"},
        {"train-docs", "N  use at most N training documents (default all; quick 2000)"},
        {"test-docs", "N   use at most N test documents (default all; quick 400)"},
+       examples::device_option(),
        {"throughput",
         "S  only measure the models' training examples/s over S steps on random tokens (no data; "
         "default model std)"}});
 
   const bool quick = o.quick;
+  const auto device = examples::device_choice(o);
   nn::text_classifier_config base;
   base.width = o.count("width", quick ? 64 : 128);
   base.heads = o.count("heads", 4);
@@ -232,7 +245,7 @@ int run(int argc, char** argv) {
     fc.eval_train_limit = fc.batch_size;
     fc.progress_every = steps;
     fc.state_directory.clear();  // a measurement, not a run to resume
-    const run_setup setup{base, fc, {}, {}};
+    const run_setup setup{base, fc, {}, {}, device};
     examples::training_log log(o.out / "throughput_log.csv");
     for (const auto& v : variants) {
       const auto r = train_variant(v, setup, data, eval, log);
@@ -259,7 +272,8 @@ int run(int argc, char** argv) {
   run_setup setup{base,
                   fc,
                   o.out / "checkpoints",
-                  {{"example", example_name}, {"max_length", std::to_string(max_length)}, {"labels", labels}}};
+                  {{"example", example_name}, {"max_length", std::to_string(max_length)}, {"labels", labels}},
+                  device};
   std::filesystem::create_directories(setup.checkpoints);
   examples::training_log log(o.out / "training_log.csv");
   auto summaries = examples::over_seeds(o, log, [&](std::uint64_t seed) {
@@ -290,7 +304,8 @@ int run(int argc, char** argv) {
                                   {"max_length", max_length},      {"epochs", fc.epochs},
                                   {"batch", fc.batch_size},        {"lr", fc.lr},
                                   {"first_seed", o.seed},          {"seeds", o.seeds},
-                                  {"threads", num_threads()}};
+                                  {"threads", num_threads()},
+                                  {"device", device == examples::device_kind::cuda ? "cuda" : "cpu"}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }
   return 0;

@@ -12,7 +12,7 @@
 // The encoders differ by the c-product alone, whose projection weights are 1/C of the standard ones (eq. 6.9).
 //
 //   tcp_vit [--quick] [--data /usr/share/datasets/fashion-mnist] [--out DIR] [--summary FILE] [--epochs N]
-//           [--train N] [--test N] [--lr X] [--batch N]
+//           [--train N] [--test N] [--lr X] [--batch N] [--device cpu|cuda]
 // Full mode: 20,000 training images, all 10,000 test images, 3 epochs; quick: 3,000 / 1,000, 2 epochs.
 #include <array>
 #include <cmath>
@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "support/device.hpp"
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
 #include "support/seeds.hpp"
@@ -172,18 +173,20 @@ template <class L>
 examples::model_summary run_model(const model_setup& m, const L& transform, const image_set& train,
                                   const image_set& test, const examples::fit_config& fit_cfg,
                                   examples::training_log& log, const std::filesystem::path& out, double mean,
-                                  double sd) {
-  auto model = nn::make_vit_classifier<T>(m.config, transform);
+                                  double sd, examples::device_kind device) {
   const std::size_t slices = m.config.layer.slices;
-  const auto make_train = [&](const std::vector<std::size_t>& idx) { return make_batch(train, idx, slices); };
-  const auto make_test = [&](const std::vector<std::size_t>& idx) { return make_batch(test, idx, slices); };
-  const auto r = examples::fit<T>(model, m.name, train.size(), make_train, test.size(), make_test, fit_cfg, log);
-  nn::save_checkpoint<T>(out / "checkpoints" / (log.file_name(m.name) + ".safetensors"), model,
-                         checkpoint_metadata(m, mean, sd));
-  // The encoder as paper 001 counts it: the layers and the final LayerNorm.
-  const std::size_t encoder =
-      nn::parameters<T>(model.template get<4>()).count() + nn::parameters<T>(model.template get<6>()).count();
-  auto s = examples::summary_of(m.name, nn::parameters<T>(model).count(), encoder, r);
+  auto s = examples::with_device(device, [&](auto space) {
+    auto model = nn::make_vit_classifier<T>(m.config, transform, space);  // trains in the chosen memory space
+    const auto make_train = [&](const std::vector<std::size_t>& idx) { return make_batch(train, idx, slices); };
+    const auto make_test = [&](const std::vector<std::size_t>& idx) { return make_batch(test, idx, slices); };
+    const auto r = examples::fit<T>(model, m.name, train.size(), make_train, test.size(), make_test, fit_cfg, log);
+    nn::save_checkpoint<T>(out / "checkpoints" / (log.file_name(m.name) + ".safetensors"), model,
+                           checkpoint_metadata(m, mean, sd));
+    // The encoder as paper 001 counts it: the layers and the final LayerNorm.
+    const std::size_t encoder =
+        nn::parameters<T>(model.template get<4>()).count() + nn::parameters<T>(model.template get<6>()).count();
+    return examples::summary_of(m.name, nn::parameters<T>(model).count(), encoder, r);
+  });
   s.extra.update({{"slices", slices}, {"transform", m.transform}});
   return s;
 }
@@ -204,8 +207,10 @@ int main(int argc, char** argv) {
       {{"train", "training images (default 20000, quick 3000)"},
        {"test", "test images (default 10000, quick 1000)"},
        {"lr", "peak learning rate of the one-cycle schedule (default 0.001; quick 0.003)"},
-       {"batch", "batch size (default 64)"}});
+       {"batch", "batch size (default 64)"},
+       examples::device_option()});
   try {
+    const auto device = examples::device_choice(opt);
     examples::fit_config fit_cfg = examples::fit_defaults(opt);
     fit_cfg.epochs = opt.epochs.value_or(opt.quick ? 2 : 3);
     fit_cfg.batch_size = count_option(opt, "batch", 64, 4096);
@@ -233,9 +238,9 @@ int main(int argc, char** argv) {
       examples::fit_config run_cfg = fit_cfg;
       run_cfg.seed = seed;
       return std::vector{run_model(make_setup(false, slice_width, seed), identity_transform{}, train, test, run_cfg,
-                                   log, opt.out, mean, sd),
+                                   log, opt.out, mean, sd, device),
                          run_model(make_setup(true, slice_width, seed), dct{}, train, test, run_cfg, log, opt.out,
-                                   mean, sd)};
+                                   mean, sd, device)};
     });
 
     const auto &std_vit = models[0], &tcp_vit = models[1];
@@ -262,7 +267,8 @@ int main(int argc, char** argv) {
                                {"parameter_ratio", ratio},
                                {"encoder_parameter_ratio", encoder_ratio},
                                {"one_over_c", 1.0 / double(channels)},
-                               {"test_accuracy_difference_points", gap}});
+                               {"test_accuracy_difference_points", gap},
+                               {"device", device == examples::device_kind::cuda ? "cuda" : "cpu"}});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tcp_vit: %s\n", e.what());
     return 1;

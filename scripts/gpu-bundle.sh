@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the CUDA backend's tests and benchmark here (no GPU needed: nvcc compiles and links the device code) and
 # packs them into one folder that runs on a GPU machine with only a driver, the CUDA 13 libraries and Python:
-#   bin/test_cuda, bin/bench_cuda   stripped, host code for the x86-64 baseline (no -march=native)
+#   bin/test_cuda, bin/bench_cuda, bin/ltransformer_text
+#                                   stripped, host code for the x86-64 baseline (no -march=native)
 #   lib/                            the shared libraries they load that are neither CUDA's nor the C library's
 #                                   (FFTW, libgomp, libbenchmark, ...)
 #   lib/fallback/                   this machine's libstdc++ and libgcc_s, used only where the GPU machine's are older
-#   torch_lproduct_gpu.py, torch_encoder_gpu.py   the PyTorch peers (bench/peers/)
+#   torch_lproduct_gpu.py, torch_encoder_gpu.py, ltransformer_text.py   the PyTorch peers (bench/peers/)
 #   run.sh                          runs everything there and writes the results to one folder
 #
 # On the GPU machine, with the device tool: `run` with carry: [".gpu-bundle"] and the command
@@ -13,7 +14,8 @@
 # (append --quick for the tests, the s256 benchmark cases and the peer's S = 256 only, or --filter=REGEX for the
 # benchmark cases matching REGEX). The results come back
 # under $OUT: gpu-run.log (everything), test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json,
-# torch_encoder_gpu.json.
+# torch_encoder_gpu.json, and the training throughput of ltransformer_text's Std and T4 on the GPU beside PyTorch's
+# standard model (throughput.log).
 #
 # Usage: scripts/gpu-bundle.sh   (prints the bundle's path as its last line)
 # Settings (environment): TPROD_GPU_BUILD_DIR (default build-gpu), TPROD_GPU_BUNDLE (default .gpu-bundle; the
@@ -52,29 +54,31 @@ fi
 cmake -S "$repo_root" -B "$build_dir" \
   -DCMAKE_BUILD_TYPE=Release \
   -DTPROD_ENABLE_CUDA=ON "-DCMAKE_CUDA_COMPILER=$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=OFF -DTPROD_BUILD_TOOLS=OFF \
+  -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=OFF \
   -DTPROD_UNITY_BUILD=ON \
   -DTPROD_NATIVE_ARCH=OFF "-DCMAKE_CXX_FLAGS=${TPROD_GPU_CXX_FLAGS:-}" \
   "${extra_args[@]}"
-cmake --build "$build_dir" --target test_cuda bench_cuda -j"$jobs"
+cmake --build "$build_dir" --target test_cuda bench_cuda ltransformer_text -j"$jobs"
 
 test_bin="$build_dir/tests/cuda/test_cuda"
 bench_bin="$build_dir/bench/cuda/bench_cuda"
-[[ -x "$test_bin" ]] || fail "$test_bin was not built"
-[[ -x "$bench_bin" ]] || fail "$bench_bin was not built"
+example_bin="$build_dir/examples/ltransformer_text"
+for bin in "$test_bin" "$bench_bin" "$example_bin"; do
+  [[ -x "$bin" ]] || fail "$bin was not built"
+done
 
 # Pack.
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib/fallback"
 bundle=$(cd "$bundle" && pwd)
-cp "$test_bin" "$bench_bin" "$bundle/bin/"
-strip --strip-unneeded "$bundle/bin/test_cuda" "$bundle/bin/bench_cuda"
+cp "$test_bin" "$bench_bin" "$example_bin" "$bundle/bin/"
+strip --strip-unneeded "$bundle/bin/test_cuda" "$bundle/bin/bench_cuda" "$bundle/bin/ltransformer_text"
 
 # The shared libraries: ldd lists every one loaded, transitively, with the path it resolves to here. The GPU
 # machine has its own C library (glibc's parts and the loader), its CUDA libraries (driver, runtime, cuBLAS,
 # cuRAND, ...) and a C++ runtime; everything else travels. The C++ runtime travels too, as a fallback for a
 # machine whose own is older than this compiler's.
-ldd_out=$(ldd "$bundle/bin/test_cuda" "$bundle/bin/bench_cuda")
+ldd_out=$(ldd "$bundle/bin/test_cuda" "$bundle/bin/bench_cuda" "$bundle/bin/ltransformer_text")
 if grep -q "not found" <<<"$ldd_out"; then
   echo "$ldd_out" >&2
   fail "a library the programs need is not found on this machine"
@@ -96,15 +100,15 @@ done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$ldd_out" | sort -u
 chmod u+w "$bundle"/lib/*.so* "$bundle"/lib/fallback/*.so* 2>/dev/null || true
 strip --strip-unneeded "$bundle"/lib/*.so* "$bundle"/lib/fallback/*.so* 2>/dev/null || true
 
-cp bench/peers/torch_lproduct_gpu.py bench/peers/torch_encoder_gpu.py "$bundle/"
+cp bench/peers/torch_lproduct_gpu.py bench/peers/torch_encoder_gpu.py bench/peers/ltransformer_text.py "$bundle/"
 
 cat >"$bundle/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs tprod's CUDA tests, bench_cuda and the PyTorch peer on this GPU machine (made by scripts/gpu-bundle.sh).
 # Usage: bash run.sh [OUT_DIR] [--quick] [--filter=REGEX]
 #   OUT_DIR  where the results go (default: $OUT if set, else ./gpu-results): gpu-run.log (everything printed),
-#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json, torch_encoder_gpu.json
-#   --quick  the tests, the benchmark's s256 cases and the peer's S = 256 only
+#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json, torch_encoder_gpu.json, throughput.log
+#   --quick  the tests, the benchmark's s256 cases, the peer's S = 256 and 50 throughput steps only
 #   --filter=REGEX  only the benchmark cases matching REGEX (Google Benchmark's --benchmark_filter)
 # Every step runs even when an earlier one failed; the exit status is 0 only when all passed, 77 when the only
 # problem is that no GPU is usable (the programs' "skipped"), 1 otherwise.
@@ -155,7 +159,7 @@ main() {
   fi
   # Last, what the machine already sets (a container's driver library, say).
   libpath="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  programs=("$here/bin/test_cuda" "$here/bin/bench_cuda")
+  programs=("$here/bin/test_cuda" "$here/bin/bench_cuda" "$here/bin/ltransformer_text")
   libs_ok=1
   if command -v ldd >/dev/null; then
     missing=$(LD_LIBRARY_PATH="$libpath" ldd "${programs[@]}" 2>&1 | grep "not found")
@@ -220,16 +224,31 @@ main() {
   run_encoder_peer() {
     python3 "$here/torch_encoder_gpu.py" --json "$out/torch_encoder_gpu.json"
   }
+  # Training throughput on random tokens (paper 000's IMDB shape: d = 128, H = 4, d_ff = 512, 4 layers, T = 128,
+  # batch 32): tprod's Std and T4 on the GPU, then PyTorch's standard model on the same GPU.
+  throughput_steps=200
+  ((quick)) && throughput_steps=50
+  run_throughput() {
+    LD_LIBRARY_PATH="$libpath" "$here/bin/ltransformer_text" --throughput "$throughput_steps" --models std,t4 \
+      --device cuda --out "$out/ltransformer_text" 2>&1 | tee -a "$out/throughput.log"
+    return "${PIPESTATUS[0]}"
+  }
+  run_throughput_peer() {
+    python3 "$here/ltransformer_text.py" --device cuda --steps "$throughput_steps" 2>&1 | tee -a "$out/throughput.log"
+    return "${PIPESTATUS[0]}"
+  }
 
   if ((libs_ok)); then
     run_step test_cuda run_test
     run_step bench_cuda run_bench
+    run_step ltransformer_text_throughput run_throughput
   else
-    other_failure "test_cuda and bench_cuda not run (libraries missing)"
+    other_failure "test_cuda, bench_cuda and ltransformer_text not run (libraries missing)"
   fi
   if command -v python3 >/dev/null; then
     run_step torch_lproduct_gpu run_peer
     run_step torch_encoder_gpu run_encoder_peer
+    run_step torch_ltransformer_text_gpu run_throughput_peer
   else
     other_failure "torch_lproduct_gpu: python3 not found"
   fi
@@ -252,7 +271,7 @@ main() {
 main 2>&1 | tee "$log"
 exit "${PIPESTATUS[0]}"
 RUN
-chmod +x "$bundle/run.sh" "$bundle/torch_lproduct_gpu.py" "$bundle/torch_encoder_gpu.py"
+chmod +x "$bundle/run.sh" "$bundle/torch_lproduct_gpu.py" "$bundle/torch_encoder_gpu.py" "$bundle/ltransformer_text.py"
 
 # The device tool carries 64 MiB at most.
 size=$(du -sb "$bundle" | cut -f1)

@@ -7,6 +7,7 @@ head; AdamW with gradient clipping at 1.0. It trains on random token ids with ev
 `ltransformer_text --throughput STEPS`), times every step including the first, and prints examples/s.
 
     /usr/bin/python3 bench/peers/ltransformer_text.py --steps 40 --threads 2
+    python3 bench/peers/ltransformer_text.py --device cuda --steps 200      # on the GPU (FP32, TF32 off)
 """
 import argparse
 import math
@@ -34,7 +35,7 @@ class TextClassifier(nn.Module):
 
     def forward(self, tokens, lengths):
         t = tokens.shape[1]
-        valid = torch.arange(t).unsqueeze(0) < lengths.unsqueeze(1)  # B×T, True where a token is
+        valid = torch.arange(t, device=tokens.device).unsqueeze(0) < lengths.unsqueeze(1)  # B×T, True at a token
         x = self.dropout(self.embed(tokens) + self.pe[:t])
         x = self.encoder(x, src_key_padding_mask=~valid)
         pooled = (x * valid.unsqueeze(2)).sum(1) / lengths.unsqueeze(1)
@@ -52,6 +53,7 @@ def main():
     p.add_argument("--vocabulary", type=int, default=20002)
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     a = p.parse_args()
     if min(a.width, a.heads, a.hidden, a.layers, a.max_length, a.batch, a.steps, a.threads) <= 0 or a.vocabulary < 3:
         p.error("every size must be positive (and the vocabulary at least 3)")
@@ -59,16 +61,23 @@ def main():
         p.error(f"--heads {a.heads} must divide --width {a.width}")
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
+    if a.device == "cuda":
+        if not torch.cuda.is_available():
+            p.error("--device cuda: PyTorch finds no GPU")
+        torch.backends.cuda.matmul.allow_tf32 = False  # FP32 throughout, as tprod's default
+        torch.backends.cudnn.allow_tf32 = False
+    device = torch.device(a.device)
 
-    model = TextClassifier(a.vocabulary, a.width, a.heads, a.hidden, a.layers, 2, a.max_length)
+    model = TextClassifier(a.vocabulary, a.width, a.heads, a.hidden, a.layers, 2, a.max_length).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     loss_fn = nn.CrossEntropyLoss()
     n = a.steps * a.batch
-    tokens = torch.randint(2, a.vocabulary, (n, a.max_length))
-    labels = torch.randint(0, 2, (n,))
-    lengths = torch.full((a.batch,), a.max_length, dtype=torch.float32)
+    tokens = torch.randint(2, a.vocabulary, (n, a.max_length), device=device)
+    labels = torch.randint(0, 2, (n,), device=device)
+    lengths = torch.full((a.batch,), a.max_length, dtype=torch.float32, device=device)
     encoder = sum(x.numel() for x in model.encoder.parameters())
-    print(f"pytorch {torch.__version__}, {torch.get_num_threads()} threads: d = {a.width}, H = {a.heads}, "
+    where = torch.cuda.get_device_name() if a.device == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"pytorch {torch.__version__}, {where}: d = {a.width}, H = {a.heads}, "
           f"d_ff = {a.hidden}, {a.layers} layers, T = {a.max_length}, batch {a.batch}; "
           f"{sum(x.numel() for x in model.parameters())} parameters ({encoder} in the encoder)")
 

@@ -20,6 +20,7 @@
 #include "tprod/backend/cuda/mode_product.hpp"
 #include "tprod/backend/cuda/optimizer.hpp"
 #include "tprod/backend/cuda/random.hpp"
+#include "tprod/backend/cuda/sequence.hpp"
 #include "tprod/backend/cuda/slice_factorization.hpp"
 #include "tprod/backend/cuda/slice_linear.hpp"
 #include "tprod/backend/cuda/system.hpp"

@@ -1,6 +1,7 @@
 #pragma once
 // A composition-API model (any nn::layer) as a differentiable map of its parameters, for check_gradients.
 #include "nn_test_util.hpp"
+#include "small_models.hpp"
 #include "tprod/nn/model/classifier.hpp"
 
 namespace nn_test {
@@ -34,29 +35,7 @@ diff_map model_map(Model& model, const tprod::nn::batch& b, t3* input) {
   return f;
 }
 
-/// A small text classifier in double: V = 11, d = 8 folded into p = 2 slices, H = 2 heads, d_ff = 8, two layers,
-/// learnable α (so every layer kind has a trainable tensor), no dropout.
-inline tprod::nn::text_classifier_config small_text_config(std::uint64_t seed = 3) {
-  tprod::nn::text_classifier_config c;
-  c.vocabulary = 11;
-  c.classes = 3;
-  c.width = 8;
-  c.heads = 2;
-  c.hidden = 8;
-  c.layers = 2;
-  c.slices = 2;
-  c.positions = tprod::nn::alpha_strategy::exponential;
-  c.learnable_positions = true;
-  c.dropout = 0;
-  c.seed = seed;
-  return c;
-}
-
-/// B = 3 sequences of T = 5 tokens (ids below 11), the first padded after 5, the others after 3 and 4 tokens.
-inline tprod::nn::batch small_text_batch(tprod::nn::phase mode = tprod::nn::phase::train) {
-  tprod::nn::batch b{3, {}, {5, 3, 4}, mode};
-  for (std::size_t i = 0; i < 15; ++i) b.tokens.push_back((i * 7 + 3) % 11);
-  return b;
-}
+using tprod::test::small_text_batch;
+using tprod::test::small_text_config;
 
 }  // namespace nn_test

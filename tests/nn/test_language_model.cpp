@@ -15,24 +15,10 @@
 #include "tprod/transform/dct.hpp"
 
 using namespace nn_test;
+using tprod::test::small_lm_config;
 namespace nn = tprod::nn;
 
 namespace {
-
-/// V = 11, d = 8 in p slices, H = 2, d_ff = 8, two layers, no dropout.
-nn::language_model_config small_lm_config(std::size_t p) {
-  nn::language_model_config c;
-  c.vocabulary = 11;
-  c.width = 8;
-  c.heads = 2;
-  c.hidden = 8;
-  c.layers = 2;
-  c.slices = p;
-  c.positions = nn::alpha_strategy::exponential;
-  c.dropout = 0;
-  c.seed = 5;
-  return c;
-}
 
 /// Sequences "a b a b a b …" of `length` tokens with a ≠ b drawn from 1…9: from the third token on, the next
 /// token is the one two places back, which only attention over the context can tell (the current token alone

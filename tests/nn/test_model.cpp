@@ -26,14 +26,7 @@ TEST_CASE("text classifier: the backward pass is the gradient of the forward pas
 }
 
 TEST_CASE("vision transformer (paper 001's layer, DCT over 3 channels): gradients of parameters and input") {
-  nn::vit_config c;
-  c.patches = 4;
-  c.patch_features = 5;
-  c.classes = 3;
-  c.layer = nn::paper001_config(4, 3, 2, 2);
-  c.layers = 2;
-  c.dropout = 0;
-  auto model = nn::make_vit_classifier<double>(c, tprod::dct{});
+  auto model = nn::make_vit_classifier<double>(tprod::test::small_vit_config(), tprod::dct{});
   t3 x = random_tensor3<double>(2 * 4, 5, 3, 5);
   auto f = model_map(model, nn::batch{2, {}, {}, nn::phase::train}, &x);
   check_gradients(f, 21);

@@ -7,6 +7,8 @@
 /// Loading is strict, like PyTorch's `load_state_dict(strict=True)`: every parameter must be in the file with its
 /// dtype and shape, and the file must hold nothing else; every error names the file and the parameter. Nothing
 /// is changed unless the whole file matches. Writing is atomic (the old file stays until the new one is complete).
+/// A model on the device is saved from and loaded into device memory through a host copy: the file does not record
+/// where the model lives, so a checkpoint written from one space loads into the other.
 /// Needs nlohmann-json: link tprod::io.
 #include <filesystem>
 #include <map>
@@ -16,9 +18,20 @@
 #include <string>
 
 #include "tprod/io/safetensors.hpp"
+#include "tprod/nn/detail/common.hpp"
 #include "tprod/nn/model/layer.hpp"
 
 namespace tprod::nn {
+
+namespace detail {
+/// @brief Adds t to the writer, through a host copy where t lives on the device.
+template <class T, class S>
+void add_from_any_space(io::safetensors_writer& w, std::string name, const tensor3<T, dextents3, S>& t) {
+  if constexpr (std::same_as<S, host_space>) w.add(std::move(name), t);
+  else w.add(std::move(name), copy(t, host_space{}));
+}
+
+}  // namespace detail
 
 /// @brief Writes every parameter of `model` and the metadata strings to `file`, atomically.
 /// @throws io_error naming the file when it cannot be written.
@@ -26,7 +39,9 @@ template <std::floating_point T, layer<T> M>
 void save_checkpoint(const std::filesystem::path& file, M& model,
                      const std::map<std::string, std::string>& metadata = {}) {
   io::safetensors_writer w;
-  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>&) { w.add(std::string(name), v); });
+  model.for_each_parameter([&](std::string_view name, layer_tensor<M, T>& v, layer_tensor<M, T>&) {
+    detail::add_from_any_space(w, std::string(name), v);
+  });
   w.set_metadata("format", "pt");
   for (const auto& [k, v] : metadata) w.set_metadata(k, v);
   w.write(file);
@@ -36,10 +51,12 @@ namespace detail {
 
 /// @brief Loads the tensors of `r` into `targets` (name and tensor of the expected shape, in the model's visiting
 /// order, which is the order problems are reported in): every target must be in the file with dtype T and its shape,
-/// and the file must hold nothing else; everything is read and checked before anything is overwritten.
+/// and the file must hold nothing else; everything is read (into host memory) and checked before anything is
+/// overwritten, then copied into the targets' space.
 /// @throws io_error, shape_error naming the file and the tensor.
-template <std::floating_point T>
-void load_strictly(const io::safetensors_reader& r, const std::vector<std::pair<std::string, tensor3<T>*>>& targets,
+template <std::floating_point T, memory_space S>
+void load_strictly(const io::safetensors_reader& r,
+                   const std::vector<std::pair<std::string, tensor3<T, dextents3, S>*>>& targets,
                    const std::string& what) {
   std::set<std::string> expected;
   for (const auto& [name, _] : targets) {
@@ -54,7 +71,7 @@ void load_strictly(const io::safetensors_reader& r, const std::vector<std::pair<
     loaded.emplace_back(t->m(), t->n(), t->p());
     r.load_into(name, loaded.back());
   }
-  for (std::size_t i = 0; i < targets.size(); ++i) *targets[i].second = std::move(loaded[i]);
+  for (std::size_t i = 0; i < targets.size(); ++i) *targets[i].second = in_space<S>(std::move(loaded[i]));
 }
 
 }  // namespace detail
@@ -65,9 +82,10 @@ void load_strictly(const io::safetensors_reader& r, const std::vector<std::pair<
 template <std::floating_point T, layer<T> M>
 std::map<std::string, std::string> load_checkpoint(const std::filesystem::path& file, M& model) {
   const io::safetensors_reader r(file);
-  std::vector<std::pair<std::string, tensor3<T>*>> targets;
-  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>&) { targets.emplace_back(name, &v); });
-  detail::load_strictly<T>(r, targets, "model's parameter");
+  std::vector<std::pair<std::string, layer_tensor<M, T>*>> targets;
+  model.for_each_parameter(
+      [&](std::string_view name, layer_tensor<M, T>& v, layer_tensor<M, T>&) { targets.emplace_back(name, &v); });
+  detail::load_strictly(r, targets, "model's parameter");
   return r.metadata();
 }
 

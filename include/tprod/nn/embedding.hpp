@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tprod/backend/cpu/embedding.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
+#include "tprod/backend/cpu/sequence.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/nn/tensorize.hpp"
 
@@ -19,6 +20,7 @@ namespace tprod::nn {
 /// @brief The token table in memory space S (`copy(params, space)` moves it).
 template <std::floating_point T, memory_space S = host_space>
 struct embedding_params {
+  using memory_space_type = S;
   tensor3<T, dextents3, S> table;  ///< d×V×1: column v is token v's vector
   std::size_t dim() const { return table.m(); }
   std::size_t vocabulary() const { return table.n(); }
@@ -96,19 +98,25 @@ embedding_params<T, S> embedding_backward(const embedding_params<T, S>& e, const
   return g;
 }
 
-/// @brief The learnable class token 𝒯_cls ∈ ℝ^{1×d_s×p}.
-template <std::floating_point T>
+/// @brief The learnable class token 𝒯_cls ∈ ℝ^{1×d_s×p}, in memory space S.
+template <std::floating_point T, memory_space S = host_space>
 struct class_token_params {
-  tensor3<T> token;
+  using memory_space_type = S;
+  tensor3<T, dextents3, S> token;
   template <class F>
   void for_each(F&& f) {
     f("class_token", token);
   }
 };
 
-template <std::floating_point T>
-class_token_params<T> zeros_like(const class_token_params<T>& c) {
-  return {tensor3<T>(1, c.token.n(), c.token.p())};
+template <std::floating_point T, class S>
+class_token_params<T, S> zeros_like(const class_token_params<T, S>& c) {
+  return {tensor3<T, dextents3, S>(1, c.token.n(), c.token.p())};
+}
+
+template <memory_space To, std::floating_point T, class S>
+class_token_params<T, To> copy(const class_token_params<T, S>& c, To to) {
+  return {copy(c.token, to)};
 }
 
 template <std::floating_point T>
@@ -120,35 +128,34 @@ class_token_params<T> make_class_token(std::size_t ds, std::size_t p, std::uint6
 
 /// @brief [𝒯_cls; 𝒳_b]_(1) for every sequence b: (B·T)×d_s×p → (B·(T+1))×d_s×p, the class token first.
 /// @throws shape_error when the rows are not whole sequences or the widths differ.
-template <std::floating_point T>
-tensor3<T> prepend_class_token(const class_token_params<T>& c, const tensor3<T>& x, std::size_t batch) {
+template <std::floating_point T, memory_space S>
+tensor3<T, dextents3, S> prepend_class_token(const class_token_params<T, S>& c, const tensor3<T, dextents3, S>& x,
+                                             std::size_t batch) {
   TPROD_EXPECTS(batch > 0 && x.m() % batch == 0 && x.n() == c.token.n() && x.p() == c.token.p(),
                 "nn::prepend_class_token: input " + x.shape() + " with token " + c.token.shape() + " and batch " +
                     std::to_string(batch));
-  const auto len = Eigen::Index(x.m() / batch);
-  tensor3<T> out(x.m() + batch, x.n(), x.p());
-  for (std::size_t k = 0; k < x.p(); ++k)
-    for (Eigen::Index b = 0; b < Eigen::Index(batch); ++b) {
-      out.slice(k).row(b * (len + 1)) = c.token.slice(k).row(0);
-      out.slice(k).middleRows(b * (len + 1) + 1, len) = x.slice(k).middleRows(b * len, len);
-    }
+  const std::size_t len = x.m() / batch;
+  tensor3<T, dextents3, S> out(x.m() + batch, x.n(), x.p(), uninitialized);
+  const auto sys = tprod::detail::system_of<S>();
+  copy_sequence_rows(sys, c.token.dynamic_view(), {0, 0, 1}, out.dynamic_view(), {len + 1, 0, 1}, batch, false);
+  copy_sequence_rows(sys, x.dynamic_view(), {len, 0, len}, out.dynamic_view(), {len + 1, 1, len}, batch, false);
   return out;
 }
 
 /// @brief Backward of prepend_class_token: d𝒳 (the rows after each class token) and d𝒯_cls (their sum).
-template <std::floating_point T>
-std::pair<tensor3<T>, class_token_params<T>> prepend_class_token_backward(const tensor3<T>& d_out, std::size_t batch) {
+template <std::floating_point T, memory_space S>
+std::pair<tensor3<T, dextents3, S>, class_token_params<T, S>> prepend_class_token_backward(
+    const tensor3<T, dextents3, S>& d_out, std::size_t batch) {
   TPROD_EXPECTS(batch > 0 && d_out.m() % batch == 0 && d_out.m() / batch >= 2,
                 "nn::prepend_class_token_backward: gradient " + d_out.shape() +
                     " is not B*(T+1) rows for B = " + std::to_string(batch));
-  const auto len1 = Eigen::Index(d_out.m() / batch), len = len1 - 1;
-  std::pair<tensor3<T>, class_token_params<T>> r{tensor3<T>(std::size_t(len) * batch, d_out.n(), d_out.p()),
-                                                 {tensor3<T>(1, d_out.n(), d_out.p())}};
-  for (std::size_t k = 0; k < d_out.p(); ++k)
-    for (Eigen::Index b = 0; b < Eigen::Index(batch); ++b) {
-      r.second.token.slice(k).row(0) += d_out.slice(k).row(b * len1);
-      r.first.slice(k).middleRows(b * len, len) = d_out.slice(k).middleRows(b * len1 + 1, len);
-    }
+  const std::size_t len1 = d_out.m() / batch, len = len1 - 1;
+  std::pair<tensor3<T, dextents3, S>, class_token_params<T, S>> r{
+      tensor3<T, dextents3, S>(len * batch, d_out.n(), d_out.p(), uninitialized),
+      {tensor3<T, dextents3, S>(1, d_out.n(), d_out.p(), uninitialized)}};
+  const auto sys = tprod::detail::system_of<S>();
+  copy_sequence_rows(sys, d_out.dynamic_view(), {len1, 1, len}, r.first.dynamic_view(), {len, 0, len}, batch, false);
+  sum_sequence_rows(sys, d_out.dynamic_view(), {len1, 0, 1}, batch, r.second.token.dynamic_view());
   return r;
 }
 

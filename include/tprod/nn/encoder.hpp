@@ -34,19 +34,6 @@ struct attention_state<attention_params<T, L, S>> {
   using workspace = detail::attention_workspace<T, S>;
 };
 
-/// @brief The memory space of a parameter set or state type X: X::memory_space_type, the host where X names none.
-template <class X>
-struct space_of_part {
-  using type = host_space;
-};
-template <class X>
-  requires requires { typename X::memory_space_type; }
-struct space_of_part<X> {
-  using type = typename X::memory_space_type;
-};
-template <class X>
-using space_of_part_t = typename space_of_part<X>::type;
-
 /// The encoder's hooks for the token-wise (or dimension-wise) L-multi-head self-attention.
 template <std::floating_point T, class L, class S>
 void attention_sublayer_forward(const attention_params<T, L, S>& a, const detail::tube_maps<T, S>& tm,
@@ -67,6 +54,7 @@ void attention_sublayer_backward(const attention_params<T, L, S>& a, const detai
 template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>>
 struct encoder_params {
   using memory_space_type = space_of_part_t<A>;
+  using attention_type = A;
   layer_config config;
   A attn;
   ffn_params<T, L, memory_space_type> ffn;

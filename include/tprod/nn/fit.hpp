@@ -8,6 +8,10 @@
 /// carries one label per position (ignore_label at padding), and the losses and accuracies reported are means
 /// over the labelled positions (per token), so exp(test_loss) is the held-out perplexity.
 ///
+/// The model may live on the device (built there, e.g. make_text_classifier(c, l, device_space{})): each batch is
+/// built on the host and its input tensor copied to the device once, and the loop runs there; the loss and the
+/// predictions come back every step, so the times reported are those of finished work.
+///
 /// The data stay the caller's: `make_train(indices)` and `make_test(indices)` build a labelled_batch of the
 /// examples at those indices (0-based positions in the split), so any dataset, tokenized or not, plugs in.
 /// Repeatable: the batch order comes from `fit_options::seed` (std::mt19937_64) and dropout's masks from the step
@@ -96,7 +100,8 @@ std::pair<double, double> evaluate(Model& model, std::size_t count, std::size_t 
     std::iota(idx.begin(), idx.end(), first);
     labelled_batch<T> b = make(idx);
     b.info.mode = phase::eval;
-    const auto r = classification_step(model, b.input, b.info, b.labels);
+    const auto r = classification_step(model, detail::in_space<layer_space_t<Model>>(std::move(b.input)), b.info,
+                                       b.labels);
     loss += r.loss * double(r.counted);
     correct += r.correct;
     counted += r.counted;
@@ -187,7 +192,7 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
                          ") must all be at least 1");
   auto params = parameters<T>(model);
   params.zero_grad();
-  adamw<T> opt({opts.lr, 0.9, 0.999, 1e-8, opts.weight_decay});
+  adamw<T, layer_space_t<Model>> opt({opts.lr, 0.9, 0.999, 1e-8, opts.weight_decay});
   const std::size_t steps_per_epoch = (n_train + opts.batch_size - 1) / opts.batch_size;
   const one_cycle schedule{opts.lr, opts.epochs * steps_per_epoch};
   const auto settings = detail::fit_settings(opts, n_train, n_test);
@@ -276,7 +281,8 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       labelled_batch<T> b = make_train(idx);
       b.info.mode = phase::train;
       b.info.pass = step;
-      const auto r = classification_step(model, b.input, b.info, b.labels);
+      const auto r = classification_step(model, detail::in_space<layer_space_t<Model>>(std::move(b.input)), b.info,
+                                         b.labels);
       if (opts.zero_gradients) params.zero_grad();
       if (opts.clip > 0) clip_grad_norm(params.grads, opts.clip);
       nn::step(opt, params, schedule(step));

@@ -26,6 +26,7 @@ using layer_norm_kind = backend::kernels::layer_norm_kind;
 /// @brief Γ and ℬ (1×n×p each) in memory space S, the kind and ε.
 template <std::floating_point T, memory_space S = host_space>
 struct layer_norm_params {
+  using memory_space_type = S;
   tensor3<T, dextents3, S> gamma;
   tensor3<T, dextents3, S> beta;
   layer_norm_kind kind = layer_norm_kind::original_domain;

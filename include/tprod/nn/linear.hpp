@@ -38,6 +38,7 @@ transformed<T, L, dextents3, S> zeros_like(const transformed<T, L, dextents3, S>
 /// device_space; `copy(params, space)` moves them).
 template <std::floating_point T, real_transform<T> L, memory_space S = host_space>
 struct linear_params {
+  using memory_space_type = S;
   transformed<T, L, dextents3, S> weight;  ///< Ŵ = L(𝒲), n×q×p
   transformed<T, L, dextents3, S> bias;    ///< B̂ = L(ℬ), 1×q×p, or 0×q×p for a layer without bias
 

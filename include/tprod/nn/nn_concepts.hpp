@@ -9,6 +9,8 @@
 #include <concepts>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transform_concepts.hpp"
@@ -37,7 +39,30 @@ concept parameter_set = requires(P& params) {
   params.for_each([](std::string_view, tensor3<T, dextents3, S>&) {});
 };
 
+/// @brief The memory space of a parameter set, state or layer type X: X::memory_space_type, the host where X names none.
+template <class X>
+struct space_of_part {
+  using type = host_space;
+};
+template <class X>
+  requires requires { typename X::memory_space_type; }
+struct space_of_part<X> {
+  using type = typename X::memory_space_type;
+};
+template <class X>
+using space_of_part_t = typename space_of_part<X>::type;
+
 namespace detail {
+/// @brief A parameter set in memory space To: p itself (moved) where it lives there, else copy(p, To{}), the copy
+/// of its header (the device's comes with tprod/cuda.hpp). The model builders use it to build on the host, with the
+/// host's random numbers, and then move the parameters once.
+template <memory_space To, class P>
+auto to_space(P&& p) {
+  using V = std::remove_cvref_t<P>;
+  if constexpr (std::same_as<space_of_part_t<V>, To>) return V(std::forward<P>(p));
+  else return copy(p, To{});
+}
+
 /// @brief f with `prefix` put before every name: a parameter set visits its parts as prefixed(f, "attn.").
 template <class F>
 auto prefixed(F& f, const char* prefix) {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tprod/backend/cpu/sequence.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
 #include "tprod/core/random.hpp"
 #include "tprod/nn/detail/common.hpp"
 
@@ -92,18 +93,21 @@ tensor3<T> positional_encoding(std::size_t length, std::size_t ds, const std::ve
   return pe;
 }
 
-/// @brief The sinusoidal encoding layer: 𝒳 + 𝒫(α), α trainable when `learnable`.
-template <std::floating_point T>
+/// @brief The sinusoidal encoding layer: 𝒳 + 𝒫(α), α trainable when `learnable`, in memory space S.
+template <std::floating_point T, memory_space S = host_space>
 struct sinusoidal_positional_params {
-  tensor3<T> alpha;  ///< 1×1×p: α_k
+  using memory_space_type = S;
+  tensor3<T, dextents3, S> alpha;  ///< 1×1×p: α_k
   bool learnable = false;
   std::size_t first_position = 1;
 
   std::size_t slices() const { return alpha.p(); }
+  /// α_1…α_p on the host (a copy from the device where α lives there).
   std::vector<double> alpha_values() const {
-    std::vector<double> a(alpha.p());
-    for (std::size_t k = 0; k < a.size(); ++k) a[k] = double(alpha(0, 0, k));
-    return a;
+    const auto a = detail::on_host(alpha);
+    std::vector<double> v(a.p());
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = double(a(0, 0, k));
+    return v;
   }
   template <class F>
   void for_each(F&& f) {
@@ -121,15 +125,22 @@ sinusoidal_positional_params<T> make_sinusoidal_positional(std::size_t p, alpha_
   return prm;
 }
 
-template <std::floating_point T>
-sinusoidal_positional_params<T> zeros_like(const sinusoidal_positional_params<T>& prm) {
-  return {tensor3<T>(1, 1, prm.slices()), prm.learnable, prm.first_position};
+template <std::floating_point T, class S>
+sinusoidal_positional_params<T, S> zeros_like(const sinusoidal_positional_params<T, S>& prm) {
+  return {tensor3<T, dextents3, S>(1, 1, prm.slices()), prm.learnable, prm.first_position};
 }
 
-/// @brief The learned absolute positional tensor 𝒫_learn ∈ ℝ^{T×d_s×p}, added once at the input.
-template <std::floating_point T>
+/// @brief The parameters copied to memory space To.
+template <memory_space To, std::floating_point T, class S>
+sinusoidal_positional_params<T, To> copy(const sinusoidal_positional_params<T, S>& prm, To to) {
+  return {copy(prm.alpha, to), prm.learnable, prm.first_position};
+}
+
+/// @brief The learned absolute positional tensor 𝒫_learn ∈ ℝ^{T×d_s×p}, added once at the input, in space S.
+template <std::floating_point T, memory_space S = host_space>
 struct learned_positional_params {
-  tensor3<T> table;
+  using memory_space_type = S;
+  tensor3<T, dextents3, S> table;
   template <class F>
   void for_each(F&& f) {
     f("table", table);
@@ -145,91 +156,108 @@ learned_positional_params<T> make_learned_positional(std::size_t length, std::si
   return prm;
 }
 
-template <std::floating_point T>
-learned_positional_params<T> zeros_like(const learned_positional_params<T>& prm) {
-  return {tensor3<T>(prm.table.m(), prm.table.n(), prm.table.p())};
+template <std::floating_point T, class S>
+learned_positional_params<T, S> zeros_like(const learned_positional_params<T, S>& prm) {
+  return {tensor3<T, dextents3, S>(prm.table.m(), prm.table.n(), prm.table.p())};
+}
+
+template <memory_space To, std::floating_point T, class S>
+learned_positional_params<T, To> copy(const learned_positional_params<T, S>& prm, To to) {
+  return {copy(prm.table, to)};
 }
 
 namespace detail {
-template <class T>
-std::size_t check_positional(const tensor3<T>& x, std::size_t batch, std::size_t ds, std::size_t p, const char* who) {
+template <class T, class S>
+std::size_t check_positional(const tensor3<T, dextents3, S>& x, std::size_t batch, std::size_t ds, std::size_t p,
+                             const char* who) {
   TPROD_EXPECTS(batch > 0 && x.m() % batch == 0 && x.n() == ds && x.p() == p,
                 std::string(who) + ": input " + x.shape() + " is not (B*T) x " + std::to_string(ds) + " x " +
                     std::to_string(p) + " with B = " + std::to_string(batch));
   return x.m() / batch;
 }
-/// out = x + pe on every sequence of the batch.
-template <class T>
-void add_per_sequence(const tensor3<T>& x, const tensor3<T>& pe, std::size_t batch, tensor3<T>& out) {
+/// out = x + pe on every sequence of the batch (pe: T×n×p, x: (B·T)×n×p).
+template <class T, class S>
+void add_per_sequence(const tensor3<T, dextents3, S>& x, const tensor3<T, dextents3, S>& pe, std::size_t batch,
+                      tensor3<T, dextents3, S>& out) {
   ensure_shape_like(out, x);
-  const auto len = Eigen::Index(pe.m());
-  for (std::size_t k = 0; k < x.p(); ++k)
-    for (std::size_t b = 0; b < batch; ++b)
-      out.slice(k).middleRows(Eigen::Index(b) * len, len) =
-          x.slice(k).middleRows(Eigen::Index(b) * len, len) + pe.slice(k);
+  const auto sys = tprod::detail::system_of<S>();
+  copy(sys, x.dynamic_view(), out.dynamic_view());
+  const std::size_t len = pe.m();
+  copy_sequence_rows(sys, pe.dynamic_view(), {0, 0, len}, out.dynamic_view(), {len, 0, len}, batch, true);
+}
+/// Σ_b of the rows of every sequence: the T×n×p gradient of a table added to each.
+template <class T, class S>
+tensor3<T, dextents3, S> sum_per_sequence(const tensor3<T, dextents3, S>& d_out, std::size_t batch) {
+  const std::size_t len = d_out.m() / batch;
+  tensor3<T, dextents3, S> sum(len, d_out.n(), d_out.p(), uninitialized);
+  sum_sequence_rows(tprod::detail::system_of<S>(), d_out.dynamic_view(), {len, 0, len}, batch, sum.dynamic_view());
+  return sum;
 }
 }  // namespace detail
 
-/// @brief 𝒳_pos = 𝒳 + 𝒫(α) for a batch of `batch` sequences (𝒳 is (B·T)×d_s×p).
+/// @brief 𝒳_pos = 𝒳 + 𝒫(α) for a batch of `batch` sequences (𝒳 is (B·T)×d_s×p); 𝒫 is computed on the host and
+/// copied to 𝒳's memory space.
 /// @throws shape_error when the rows are not a multiple of batch or p differs from the number of scales.
-template <std::floating_point T>
-tensor3<T> positional_forward(const sinusoidal_positional_params<T>& prm, const tensor3<T>& x, std::size_t batch) {
+template <std::floating_point T, memory_space S>
+tensor3<T, dextents3, S> positional_forward(const sinusoidal_positional_params<T, S>& prm,
+                                            const tensor3<T, dextents3, S>& x, std::size_t batch) {
   const std::size_t len = detail::check_positional(x, batch, x.n(), prm.slices(), "nn::positional_forward");
-  tensor3<T> out;
-  detail::add_per_sequence(x, positional_encoding<T>(len, x.n(), prm.alpha_values(), prm.first_position), batch, out);
+  tensor3<T, dextents3, S> out;
+  detail::add_per_sequence(
+      x, detail::in_space<S>(positional_encoding<T>(len, x.n(), prm.alpha_values(), prm.first_position)), batch, out);
   return out;
 }
 
 /// @brief Backward: d𝒳 = d𝒴 (returned by the caller unchanged) and, when learnable,
-/// dα_k = Σ_{b,t,j} d𝒴(b·T+t, j, k)·∂𝒫(t,j,k)/∂α_k with ∂sin(tωα)/∂α = tω·cos(tωα), ∂cos(tωα)/∂α = −tω·sin(tωα).
-template <std::floating_point T>
-sinusoidal_positional_params<T> positional_backward(const sinusoidal_positional_params<T>& prm, const tensor3<T>& d_out,
-                                                    std::size_t batch) {
+/// dα_k = Σ_{t,j} G(t, j, k)·∂𝒫(t,j,k)/∂α_k with G = Σ_b d𝒴(b-th sequence) (summed in 𝒳's space, finished on the
+/// host), ∂sin(tωα)/∂α = tω·cos(tωα), ∂cos(tωα)/∂α = −tω·sin(tωα).
+template <std::floating_point T, memory_space S>
+sinusoidal_positional_params<T, S> positional_backward(const sinusoidal_positional_params<T, S>& prm,
+                                                       const tensor3<T, dextents3, S>& d_out, std::size_t batch) {
   const std::size_t len = detail::check_positional(d_out, batch, d_out.n(), prm.slices(), "nn::positional_backward");
-  sinusoidal_positional_params<T> g{tensor3<T>(1, 1, prm.slices()), prm.learnable, prm.first_position};
+  auto g = zeros_like(prm);
   if (!prm.learnable) return g;
   const std::size_t ds = d_out.n();
+  const auto sum = detail::on_host(detail::sum_per_sequence(d_out, batch));
+  const auto alpha = prm.alpha_values();
+  tensor3<T> d_alpha(1, 1, prm.slices());
   for (std::size_t k = 0; k < prm.slices(); ++k) {
     double acc = 0;
     for (std::size_t j = 0; j < ds; ++j) {
       const double w = detail::pe_frequency(j, ds);
       for (std::size_t t = 0; t < len; ++t) {
-        const double pos = double(t + prm.first_position), arg = pos * w * double(prm.alpha(0, 0, k));
+        const double pos = double(t + prm.first_position), arg = pos * w * alpha[k];
         const double dp = j % 2 == 0 ? pos * w * std::cos(arg) : -pos * w * std::sin(arg);
-        double g_sum = 0;
-        for (std::size_t b = 0; b < batch; ++b) g_sum += double(d_out(b * len + t, j, k));
-        acc += g_sum * dp;
+        acc += double(sum(t, j, k)) * dp;
       }
     }
-    g.alpha(0, 0, k) = T(acc);
+    d_alpha(0, 0, k) = T(acc);
   }
+  g.alpha = detail::in_space<S>(std::move(d_alpha));
   return g;
 }
 
 /// @brief 𝒳 + 𝒫_learn on every sequence (the table's T must equal the sequences' length).
-template <std::floating_point T>
-tensor3<T> positional_forward(const learned_positional_params<T>& prm, const tensor3<T>& x, std::size_t batch) {
+template <std::floating_point T, memory_space S>
+tensor3<T, dextents3, S> positional_forward(const learned_positional_params<T, S>& prm,
+                                            const tensor3<T, dextents3, S>& x, std::size_t batch) {
   const std::size_t len = detail::check_positional(x, batch, prm.table.n(), prm.table.p(), "nn::positional_forward");
   TPROD_EXPECTS(len == prm.table.m(), "nn::positional_forward: sequences of length " + std::to_string(len) +
                                           " but the learned table is " + prm.table.shape());
-  tensor3<T> out;
+  tensor3<T, dextents3, S> out;
   detail::add_per_sequence(x, prm.table, batch, out);
   return out;
 }
 
-/// @brief Backward of the learned table: d𝒫 = Σ_b d𝒴(b-th sequence).
-template <std::floating_point T>
-learned_positional_params<T> positional_backward(const learned_positional_params<T>& prm, const tensor3<T>& d_out,
-                                                 std::size_t batch) {
+/// @brief Backward of the learned table: d𝒫 = Σ_b d𝒴(b-th sequence), summed in increasing b.
+template <std::floating_point T, memory_space S>
+learned_positional_params<T, S> positional_backward(const learned_positional_params<T, S>& prm,
+                                                    const tensor3<T, dextents3, S>& d_out, std::size_t batch) {
   const std::size_t len =
       detail::check_positional(d_out, batch, prm.table.n(), prm.table.p(), "nn::positional_backward");
   TPROD_EXPECTS(len == prm.table.m(), "nn::positional_backward: sequences of length " + std::to_string(len) +
                                           " but the learned table is " + prm.table.shape());
-  learned_positional_params<T> g{tensor3<T>(prm.table.m(), prm.table.n(), prm.table.p())};
-  for (std::size_t k = 0; k < d_out.p(); ++k)
-    for (std::size_t b = 0; b < batch; ++b)
-      g.table.slice(k) += d_out.slice(k).middleRows(Eigen::Index(b * len), Eigen::Index(len));
-  return g;
+  return {detail::sum_per_sequence(d_out, batch)};
 }
 
 }  // namespace tprod::nn

@@ -58,21 +58,21 @@ tensor3<T> mat_p_backward(const detail::matrix<T>& d_out, std::size_t p) {
 
 /// @brief The r×(n·p)×1 tensor holding Mat_p(𝒳) for an r×n×p tensor (no padding involved): the input of a
 /// matrix layer (a p = 1 linear head) after a tensor encoder. Same memory layout, so this is a copy.
-template <std::floating_point T>
-tensor3<T> slices_side_by_side(const tensor3<T>& x) {
-  tensor3<T> out(x.m(), x.n() * x.p(), 1);
-  std::copy(x.data(), x.data() + x.size(), out.data());
+template <std::floating_point T, memory_space S>
+tensor3<T, dextents3, S> slices_side_by_side(const tensor3<T, dextents3, S>& x) {
+  tensor3<T, dextents3, S> out(x.m(), x.n() * x.p(), 1, uninitialized);
+  copy(tprod::detail::system_of<S>(), x.dynamic_view(), tensor3_view<T, dextents3, S>(out.data(), x.m(), x.n(), x.p()));
   return out;
 }
 
 /// @brief The inverse (and adjoint) of slices_side_by_side: an r×(n·p)×1 tensor folded into r×n×p.
 /// @throws shape_error unless the tensor has one slice whose width p divides.
-template <std::floating_point T>
-tensor3<T> slices_stacked(const tensor3<T>& x, std::size_t p) {
+template <std::floating_point T, memory_space S>
+tensor3<T, dextents3, S> slices_stacked(const tensor3<T, dextents3, S>& x, std::size_t p) {
   TPROD_EXPECTS(x.p() == 1 && p > 0 && x.n() % p == 0,
                 "nn::slices_stacked: " + x.shape() + " is not r x (n*p) x 1 for p = " + std::to_string(p));
-  tensor3<T> out(x.m(), x.n() / p, p);
-  std::copy(x.data(), x.data() + x.size(), out.data());
+  tensor3<T, dextents3, S> out(x.m(), x.n() / p, p, uninitialized);
+  copy(tprod::detail::system_of<S>(), x.dynamic_view(), tensor3_view<T, dextents3, S>(out.data(), x.m(), x.n(), 1));
   return out;
 }
 

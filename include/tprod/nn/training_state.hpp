@@ -6,6 +6,7 @@
 ///   - AdamW's moments under "adamw.m.<name>" and "adamw.v.<name>", its step count as the metadata "adamw.steps";
 ///   - the caller's progress as further metadata strings (nn::fit: its step, training time, every epoch's
 ///     evaluation and the settings a resumed run must share).
+/// The model may live in either memory space; the file does not record which.
 /// Written atomically (the previous state stays until the new one is complete); loaded strictly, like a checkpoint:
 /// every tensor in the file with its dtype and shape and nothing else, and nothing changes unless all of it matches.
 /// Needs nlohmann-json: link tprod::io.
@@ -26,13 +27,13 @@ namespace tprod::nn {
 /// @throws shape_error when the optimizer's moments do not match the model's tensors (count or shape, naming the
 ///         tensor); io_error naming the file.
 template <std::floating_point T, layer<T> M>
-void save_training_state(const std::filesystem::path& file, M& model, const adamw<T>& optimizer,
+void save_training_state(const std::filesystem::path& file, M& model, const adamw<T, layer_space_t<M>>& optimizer,
                          const std::map<std::string, std::string>& progress = {}) {
   io::safetensors_writer w;
   std::vector<std::string> names;
-  std::vector<const tensor3<T>*> values;
-  model.for_each_parameter([&](std::string_view name, tensor3<T>& value, tensor3<T>&) {
-    w.add(std::string(name), value);
+  std::vector<const layer_tensor<M, T>*> values;
+  model.for_each_parameter([&](std::string_view name, layer_tensor<M, T>& value, layer_tensor<M, T>&) {
+    detail::add_from_any_space(w, std::string(name), value);
     names.emplace_back(name);
     values.push_back(&value);
   });
@@ -45,8 +46,8 @@ void save_training_state(const std::filesystem::path& file, M& model, const adam
     TPROD_EXPECTS(m[i].m() == values[i]->m() && m[i].n() == values[i]->n() && m[i].p() == values[i]->p(),
                   "nn::save_training_state: the optimizer's moment for " + names[i] + " is " + m[i].shape() +
                       ", the parameter is " + values[i]->shape());
-    w.add("adamw.m." + names[i], m[i]);
-    w.add("adamw.v." + names[i], v[i]);
+    detail::add_from_any_space(w, "adamw.m." + names[i], m[i]);
+    detail::add_from_any_space(w, "adamw.v." + names[i], v[i]);
   }
   w.set_metadata("format", "pt");
   w.set_metadata("adamw.steps", std::to_string(optimizer.steps()));
@@ -60,7 +61,7 @@ void save_training_state(const std::filesystem::path& file, M& model, const adam
 ///         wrong dtype; shape_error naming both shapes. Neither model nor optimizer changes when it throws.
 template <std::floating_point T, layer<T> M>
 std::map<std::string, std::string> load_training_state(const std::filesystem::path& file, M& model,
-                                                       adamw<T>& optimizer) {
+                                                       adamw<T, layer_space_t<M>>& optimizer) {
   const io::safetensors_reader r(file);
   const auto meta = r.metadata();
   const auto steps_it = meta.find("adamw.steps");
@@ -73,11 +74,11 @@ std::map<std::string, std::string> load_training_state(const std::filesystem::pa
   } catch (const std::logic_error&) {
     throw io_error(r.name() + ": not a training state (its metadata has no step count 'adamw.steps')");
   }
-  std::vector<std::pair<std::string, tensor3<T>*>> targets;
-  model.for_each_parameter(
-      [&](std::string_view name, tensor3<T>& value, tensor3<T>&) { targets.emplace_back(name, &value); });
+  using tensor = layer_tensor<M, T>;
+  std::vector<std::pair<std::string, tensor*>> targets;
+  model.for_each_parameter([&](std::string_view name, tensor& value, tensor&) { targets.emplace_back(name, &value); });
   const std::size_t count = targets.size();
-  std::vector<tensor3<T>> m, v;
+  std::vector<tensor> m, v;
   if (steps > 0) {
     m.reserve(count);  // the targets point into m and v: no reallocation
     v.reserve(count);
@@ -89,7 +90,7 @@ std::map<std::string, std::string> load_training_state(const std::filesystem::pa
       targets.emplace_back("adamw.v." + name, &v.back());
     }
   }
-  detail::load_strictly<T>(r, targets, "model's parameter or AdamW moment");
+  detail::load_strictly(r, targets, "model's parameter or AdamW moment");
   optimizer.restore(steps, std::move(m), std::move(v));
   return meta;
 }

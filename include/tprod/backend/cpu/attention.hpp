@@ -94,16 +94,34 @@ void attention_weighting(const system& sys, const attention_blocks& d, tensor3_v
   });
 }
 
+namespace detail {
+/// One block's dV = P·dO and dP = V·dOᵀ (dP into dpt).
+template <class T>
+void block_values_backward(const attention_blocks& d, const block_index& i, const Eigen::Map<const matrix<T>>& pt,
+                           head_layout<const T> v, head_layout<const T> d_out, head_layout<T> dv,
+                           Eigen::Map<matrix<T>> dpt) {
+  const auto dob = block_map(d_out, i.s, i.j, i.b, d.tq, d.dh);
+  block_map(dv, i.s, i.j, i.b, d.tk, d.dh).noalias() = pt * dob;
+  dpt.noalias() = block_map(v, i.s, i.j, i.b, d.tk, d.dh) * dob.transpose();
+}
+/// One block's dS = softmax backward (in dP's memory), dQ = dSᵀ·K, dK = dS·Q.
+template <class T>
+void block_scores_backward(const attention_blocks& d, const block_index& i, const Eigen::Map<const matrix<T>>& pt,
+                           Eigen::Map<matrix<T>> ds, head_layout<const T> q, head_layout<const T> k, head_layout<T> dq,
+                           head_layout<T> dk) {
+  softmax_backward<T>(pt, ds, T(1) / std::sqrt(T(d.dh)));
+  block_map(dq, i.s, i.j, i.b, d.tq, d.dh).noalias() = ds.transpose() * block_map(k, i.s, i.j, i.b, d.tk, d.dh);
+  block_map(dk, i.s, i.j, i.b, d.tk, d.dh).noalias() = ds * block_map(q, i.s, i.j, i.b, d.tq, d.dh);
+}
+}  // namespace detail
+
 /// @brief dV_f = P_f·dO_f, dP_f = V_f·dO_fᵀ.
 template <class T>
 void attention_backward_values(const system& sys, const attention_blocks& d, tensor3_view<const T> probs,
                                head_layout<const T> v, head_layout<const T> d_out, head_layout<T> dv,
                                tensor3_view<T> dp) {
   parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
-    const detail::block_index i(d, f);
-    const auto dob = detail::block_map(d_out, i.s, i.j, i.b, d.tq, d.dh);
-    detail::block_map(dv, i.s, i.j, i.b, d.tk, d.dh).noalias() = probs.slice(f) * dob;
-    dp.slice(f).noalias() = detail::block_map(v, i.s, i.j, i.b, d.tk, d.dh) * dob.transpose();
+    detail::block_values_backward<T>(d, detail::block_index(d, f), probs.slice(f), v, d_out, dv, dp.slice(f));
   });
 }
 
@@ -112,14 +130,8 @@ template <class T>
 void attention_backward_scores(const system& sys, const attention_blocks& d, tensor3_view<const T> probs,
                                tensor3_view<T> dp, head_layout<const T> q, head_layout<const T> k, head_layout<T> dq,
                                head_layout<T> dk) {
-  const T scale = T(1) / std::sqrt(T(d.dh));
   parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
-    const detail::block_index i(d, f);
-    auto ds = dp.slice(f);
-    softmax_backward<T>(probs.slice(f), ds, scale);
-    detail::block_map(dq, i.s, i.j, i.b, d.tq, d.dh).noalias() =
-        ds.transpose() * detail::block_map(k, i.s, i.j, i.b, d.tk, d.dh);
-    detail::block_map(dk, i.s, i.j, i.b, d.tk, d.dh).noalias() = ds * detail::block_map(q, i.s, i.j, i.b, d.tq, d.dh);
+    detail::block_scores_backward<T>(d, detail::block_index(d, f), probs.slice(f), dp.slice(f), q, k, dq, dk);
   });
 }
 
@@ -135,18 +147,11 @@ void attention_backward_blocks(const system& sys, const attention_blocks& d, hea
                                head_layout<const T> k, head_layout<const T> v, tensor3_view<const T> probs,
                                head_layout<const T> d_out, head_layout<T> dq, head_layout<T> dk, head_layout<T> dv,
                                tensor3_view<T> scratch) {
-  const T scale = T(1) / std::sqrt(T(d.dh));
   parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
     const detail::block_index i(d, f);
-    auto dpt = scratch.slice(thread_slot(scratch.p()));
-    const auto pt = probs.slice(f);
-    const auto dob = detail::block_map(d_out, i.s, i.j, i.b, d.tq, d.dh);
-    detail::block_map(dv, i.s, i.j, i.b, d.tk, d.dh).noalias() = pt * dob;
-    dpt.noalias() = detail::block_map(v, i.s, i.j, i.b, d.tk, d.dh) * dob.transpose();
-    softmax_backward<T>(pt, dpt, scale);
-    detail::block_map(dq, i.s, i.j, i.b, d.tq, d.dh).noalias() =
-        dpt.transpose() * detail::block_map(k, i.s, i.j, i.b, d.tk, d.dh);
-    detail::block_map(dk, i.s, i.j, i.b, d.tk, d.dh).noalias() = dpt * detail::block_map(q, i.s, i.j, i.b, d.tq, d.dh);
+    const auto dpt = scratch.slice(thread_slot(scratch.p()));
+    detail::block_values_backward<T>(d, i, probs.slice(f), v, d_out, dv, dpt);
+    detail::block_scores_backward<T>(d, i, probs.slice(f), dpt, q, k, dq, dk);
   });
 }
 

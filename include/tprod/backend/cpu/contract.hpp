@@ -12,6 +12,7 @@
 #include "tprod/backend/cpu/layer_norm.hpp"
 #include "tprod/backend/cpu/mode_product.hpp"
 #include "tprod/backend/cpu/optimizer.hpp"
+#include "tprod/backend/cpu/sequence.hpp"
 #include "tprod/backend/cpu/slice_factorization.hpp"
 #include "tprod/backend/cpu/slice_linear.hpp"
 #include "tprod/backend/cpu/transform.hpp"

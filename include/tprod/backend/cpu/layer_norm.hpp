@@ -23,7 +23,7 @@ void layer_norm_forward(const system& sys, layer_norm_kind kind, T eps, tensor3_
   const std::size_t n = x.n(), p = x.p();
   const auto rows = Eigen::Index(x.m());
   const T inv_n = T(1) / T(n);
-  const std::size_t threads = x.size() < parallel_min_elements ? 1 : sys.threads();
+  const std::size_t threads = threads_for(x.size(), sys.ex);
   parallel_for(p, threads, [&](std::size_t k) {
     Eigen::Matrix<T, Eigen::Dynamic, 1> mean(rows), var(rows);
     const auto xk = x.slice(k);
@@ -58,7 +58,7 @@ void layer_norm_backward(const system& sys, tensor3_view<const T> gamma, tensor3
   const std::size_t n = normalized.n(), p = normalized.p();
   const auto rows = Eigen::Index(normalized.m());
   const T inv_n = T(1) / T(n);
-  const std::size_t threads = d_out.size() < parallel_min_elements ? 1 : sys.threads();
+  const std::size_t threads = threads_for(d_out.size(), sys.ex);
   parallel_for(p, threads, [&](std::size_t k) {
     Eigen::Matrix<T, Eigen::Dynamic, 1> m1(rows), m2(rows);
     const auto nk = normalized.slice(k);

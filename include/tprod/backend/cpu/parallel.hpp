@@ -21,6 +21,11 @@ inline constexpr std::size_t parallel_min_macs = std::size_t(1) << 20;
 /// @brief Likewise for elementwise passes and tube transforms: fewer elements than this run on one thread.
 inline constexpr std::size_t parallel_min_elements = std::size_t(1) << 16;
 
+/// @brief The threads an elementwise pass over `elements` gets: one below parallel_min_elements, else ex's count.
+inline std::size_t threads_for(std::size_t elements, const execution& ex) {
+  return elements < parallel_min_elements ? 1 : ex.thread_count();
+}
+
 /// @brief Whether the caller already runs inside one of tprod's (or the user's) OpenMP teams.
 inline bool in_parallel_region() {
 #if defined(_OPENMP)

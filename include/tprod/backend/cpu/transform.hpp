@@ -78,9 +78,6 @@ bool use_fftw(const L& l, std::size_t p, std::size_t tubes, const execution& ex)
 }
 
 namespace detail {
-inline std::size_t threads_for(std::size_t elements, const execution& ex) {
-  return elements < parallel_min_elements ? 1 : ex.thread_count();
-}
 
 #if TPROD_HAS_FFTW
 // One FFTW batch per thread over its block of rows [r, r + n) of the (rows × p) tensor, then `finish(r, n)`

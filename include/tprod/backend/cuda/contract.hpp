@@ -12,6 +12,7 @@
 #include "tprod/backend/cuda/layer_norm.hpp"
 #include "tprod/backend/cuda/mode_product.hpp"
 #include "tprod/backend/cuda/optimizer.hpp"
+#include "tprod/backend/cuda/sequence.hpp"
 #include "tprod/backend/cuda/slice_factorization.hpp"
 #include "tprod/backend/cuda/slice_linear.hpp"
 #include "tprod/backend/cuda/transform.hpp"

@@ -11,6 +11,7 @@
 #include "tprod/backend/kernels/layer_norm.hpp"
 #include "tprod/backend/kernels/mode_product.hpp"
 #include "tprod/backend/kernels/optimizer.hpp"
+#include "tprod/backend/kernels/sequence.hpp"
 #include "tprod/backend/kernels/slice_factorization.hpp"
 #include "tprod/backend/kernels/slice_linear.hpp"
 #include "tprod/backend/kernels/transform.hpp"
@@ -25,6 +26,6 @@ concept backend_for = elementwise_tasks<Sys, T, S> && facewise_task<Sys, T, S> &
 template <class Sys, class T, class S>
 concept nn_backend_for = slice_linear_tasks<Sys, T, S> && activation_tasks<Sys, T, S> &&
                          layer_norm_tasks<Sys, T, S> && optimizer_tasks<Sys, T, S> && embedding_tasks<Sys, T, S> &&
-                         attention_tasks<Sys, T, S>;
+                         attention_tasks<Sys, T, S> && sequence_tasks<Sys, T, S>;
 
 }  // namespace tprod::backend::kernels

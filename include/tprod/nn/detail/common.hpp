@@ -37,6 +37,20 @@ void ensure_shape_like(tensor3<T, dextents3, S>& t, const tensor3<T, dextents3, 
   ensure_shape(t, like.m(), like.n(), like.p());
 }
 
+/// @brief t's values in a host tensor (a copy; from the device where t lives there). Small tensors only: a
+/// device call waits for the stream.
+template <class T, class S>
+tensor3<T> on_host(const tensor3<T, dextents3, S>& t) {
+  if constexpr (std::same_as<S, host_space>) return t;
+  else return copy(t, host_space{});
+}
+/// @brief A host tensor moved into memory space S (copied to the device where S is the device's).
+template <class S, class T>
+tensor3<T, dextents3, S> in_space(tensor3<T> t) {
+  if constexpr (std::same_as<S, host_space>) return t;
+  else return copy(t, S{});
+}
+
 template <class T>
 std::size_t bytes_of(const tensor3<T>& t) {
   return t.size() * sizeof(T);

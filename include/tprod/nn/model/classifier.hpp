@@ -117,37 +117,47 @@ inline text_classifier_config text_classifier_config_from(const std::map<std::st
   return c;
 }
 
-/// A is the encoder layers' attention (encoder.hpp), the standard one by default.
-template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>>
+/// A is the encoder layers' attention (encoder.hpp), the standard one on the host by default; the model lives in
+/// A's memory space (attention_params<T, L, device_space>: on the GPU).
+template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>,
+          memory_space S = space_of_part_t<A>>
 using text_classifier =
-    sequential<T, token_embedding<T>, positional_layer<T, sinusoidal_positional_params<T>>, dropout<T>,
-               encoder_stack<T, L, A>, pooling_layer<T>, flatten_layer<T>, linear_layer<T, identity_transform>>;
+    sequential<T, token_embedding<T, S>, positional_layer<T, sinusoidal_positional_params<T, S>>, dropout<T, S>,
+               encoder_stack<T, L, A>, pooling_layer<T, S>, flatten_layer<T, S>, linear_layer<T, identity_transform, S>>;
 
 /// @brief The text classifier of config c around given encoder layers (e.g. with another attention, built by
-/// make_encoder_params_with); c.layers is ignored.
+/// make_encoder_params_with); c.layers is ignored. Built in memory space To: the parameters are drawn on the host
+/// (so a model has the same initial values in either space) and copied there once.
 /// @throws shape_error when a layer's width or slices differ from c's, fewer than 2 classes or no layer.
-template <std::floating_point T, real_transform<T> L, class A>
-text_classifier<T, L, A> make_text_classifier(const text_classifier_config& c,
-                                              std::vector<encoder_params<T, L, A>> layers) {
+template <std::floating_point T, real_transform<T> L, class A, memory_space To = space_of_part_t<A>>
+auto make_text_classifier(const text_classifier_config& c, std::vector<encoder_params<T, L, A>> layers, To = {}) {
   TPROD_EXPECTS(c.classes >= 2 && !layers.empty(), "nn::make_text_classifier: need at least 2 classes and 1 layer");
   TPROD_EXPECTS(layers[0].config.width * layers[0].config.slices == c.width && layers[0].config.slices == c.slices,
                 "nn::make_text_classifier: the encoder layers do not have the config's width and slices");
-  return text_classifier<T, L, A>(
-      token_embedding<T>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale)), c.slices),
-      positional_layer<T, sinusoidal_positional_params<T>>(
-          make_sinusoidal_positional<T>(c.slices, c.positions, c.learnable_positions)),
-      dropout<T>(c.dropout, c.seed + 7), encoder_stack<T, L, A>(std::move(layers)), pooling_layer<T>(pooling::mean),
-      flatten_layer<T>{},
-      linear_layer<T, identity_transform>(
-          make_linear_params<T>(c.width, c.classes, 1, identity_transform{}, c.seed + 3), "head"));
+  using moved = decltype(detail::to_space<To>(std::move(layers[0])));
+  std::vector<moved> encoder;
+  for (auto& l : layers) encoder.push_back(detail::to_space<To>(std::move(l)));
+  return text_classifier<T, L, typename moved::attention_type>(
+      token_embedding<T, To>(
+          detail::to_space<To>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale))),
+          c.slices),
+      positional_layer<T, sinusoidal_positional_params<T, To>>(
+          detail::to_space<To>(make_sinusoidal_positional<T>(c.slices, c.positions, c.learnable_positions))),
+      dropout<T, To>(c.dropout, c.seed + 7), encoder_stack<T, L, typename moved::attention_type>(std::move(encoder)),
+      pooling_layer<T, To>(pooling::mean), flatten_layer<T, To>{},
+      linear_layer<T, identity_transform, To>(
+          detail::to_space<To>(make_linear_params<T>(c.width, c.classes, 1, identity_transform{}, c.seed + 3)),
+          "head"));
 }
 
+/// @brief The text classifier of config c under L, in memory space To (the host by default; device_space{}: the
+/// GPU, with tprod/cuda.hpp).
 /// @throws shape_error when p does not divide d, H and d_ff, or a size is zero.
-template <std::floating_point T, real_transform<T> L>
-text_classifier<T, L> make_text_classifier(const text_classifier_config& c, const L& l) {
+template <std::floating_point T, real_transform<T> L, memory_space To = host_space>
+auto make_text_classifier(const text_classifier_config& c, const L& l, To to = {}) {
   const layer_config cfg = paper000_config(c.width, c.heads, c.hidden, c.slices, c.act);
   TPROD_EXPECTS(c.layers > 0, "nn::make_text_classifier: need at least 1 layer");
-  return make_text_classifier<T>(c, make_encoder_layers<T>(cfg, c.layers, l, c.seed + 100));
+  return make_text_classifier<T>(c, make_encoder_layers<T>(cfg, c.layers, l, c.seed + 100), to);
 }
 
 /// @brief A vision transformer on patches: every image is T patches of `patch_features` values per slice
@@ -165,27 +175,38 @@ struct vit_config {
   std::uint64_t seed = 1;
 };
 
-template <std::floating_point T, real_transform<T> L>
+/// The model lives in memory space S (the host by default).
+template <std::floating_point T, real_transform<T> L, memory_space S = host_space>
 using vit_classifier =
-    sequential<T, linear_layer<T, L>, class_token_layer<T>, positional_layer<T, learned_positional_params<T>>,
-               dropout<T>, encoder_stack<T, L>, pooling_layer<T>, norm_layer<T, L>, flatten_layer<T>,
-               linear_layer<T, identity_transform>>;
+    sequential<T, linear_layer<T, L, S>, class_token_layer<T, S>,
+               positional_layer<T, learned_positional_params<T, S>>, dropout<T, S>,
+               encoder_stack<T, L, attention_params<T, L, S>>, pooling_layer<T, S>, norm_layer<T, L, S>,
+               flatten_layer<T, S>, linear_layer<T, identity_transform, S>>;
 
-template <std::floating_point T, real_transform<T> L>
-vit_classifier<T, L> make_vit_classifier(const vit_config& c, const L& l) {
+/// @brief The vision transformer of config c under L, in memory space To: drawn on the host (the same initial
+/// values in either space) and copied there once.
+template <std::floating_point T, real_transform<T> L, memory_space To = host_space>
+vit_classifier<T, L, To> make_vit_classifier(const vit_config& c, const L& l, To = {}) {
   c.layer.validate();
   const std::size_t ds = c.layer.width, p = c.layer.slices;
   TPROD_EXPECTS(c.patches > 0 && c.patch_features > 0 && c.classes >= 2 && c.layers > 0,
                 "nn::make_vit_classifier: need patches, patch features, at least 2 classes and 1 layer");
-  return vit_classifier<T, L>(
-      linear_layer<T, L>(make_linear_params<T>(c.patch_features, ds, p, l, c.seed, c.layer.bias), "patch"),
-      class_token_layer<T>(make_class_token<T>(ds, p, c.seed + 1)),
-      positional_layer<T, learned_positional_params<T>>(make_learned_positional<T>(c.patches + 1, ds, p, c.seed + 2)),
-      dropout<T>(c.dropout, c.seed + 7), encoder_stack<T, L>(make_encoder_layers<T>(c.layer, c.layers, l, c.seed + 100)),
-      pooling_layer<T>(pooling::class_token),
-      norm_layer<T, L>(make_layer_norm_params<T>(ds, p, c.layer.norm, c.layer.eps), l), flatten_layer<T>{},
-      linear_layer<T, identity_transform>(make_linear_params<T>(ds * p, c.classes, 1, identity_transform{}, c.seed + 3),
-                                          "head"));
+  std::vector<encoder_params<T, L, attention_params<T, L, To>>> encoder;
+  for (auto& layer : make_encoder_layers<T>(c.layer, c.layers, l, c.seed + 100))
+    encoder.push_back(detail::to_space<To>(std::move(layer)));
+  using detail::to_space;
+  return vit_classifier<T, L, To>(
+      linear_layer<T, L, To>(to_space<To>(make_linear_params<T>(c.patch_features, ds, p, l, c.seed, c.layer.bias)),
+                             "patch"),
+      class_token_layer<T, To>(to_space<To>(make_class_token<T>(ds, p, c.seed + 1))),
+      positional_layer<T, learned_positional_params<T, To>>(
+          to_space<To>(make_learned_positional<T>(c.patches + 1, ds, p, c.seed + 2))),
+      dropout<T, To>(c.dropout, c.seed + 7), encoder_stack<T, L, attention_params<T, L, To>>(std::move(encoder)),
+      pooling_layer<T, To>(pooling::class_token),
+      norm_layer<T, L, To>(to_space<To>(make_layer_norm_params<T>(ds, p, c.layer.norm, c.layer.eps)), l),
+      flatten_layer<T, To>{},
+      linear_layer<T, identity_transform, To>(
+          to_space<To>(make_linear_params<T>(ds * p, c.classes, 1, identity_transform{}, c.seed + 3)), "head"));
 }
 
 /// @brief The outcome of one classification step on a batch.
@@ -202,9 +223,9 @@ struct step_result {
 /// @throws numerical_error when the loss is not finite (a diverged model), naming the loss;
 ///         shape_error when the logits are not B×C×1 for the labels.
 template <std::floating_point T, layer<T> M>
-step_result classification_step(M& model, const tensor3<T>& input, const batch& b,
+step_result classification_step(M& model, const layer_tensor<M, T>& input, const batch& b,
                                  const std::vector<std::size_t>& labels) {
-  const tensor3<T>& logits = model.forward(input, b);
+  const layer_tensor<M, T>& logits = model.forward(input, b);
   auto ce = softmax_cross_entropy(logits, labels);
   if (!std::isfinite(double(ce.loss)))
     throw numerical_error("nn::classification_step: the loss is " + number_text(double(ce.loss)) +

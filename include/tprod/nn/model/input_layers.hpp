@@ -13,24 +13,26 @@
 namespace tprod::nn {
 
 /// @brief 𝒳 = Ten_p(E[tokens]) for the batch's B·T tokens (x is ignored); backward scatters d𝒳 into dE.
-template <std::floating_point T>
+template <std::floating_point T, memory_space S = host_space>
 struct token_embedding {
-  trainable<T, embedding_params<T>> params;
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
+  trainable<T, embedding_params<T, S>> params;
   std::size_t slices;  ///< p
   std::string name = "embed";
 
-  token_embedding(embedding_params<T> e, std::size_t p, std::string layer_name = "embed")
+  token_embedding(embedding_params<T, S> e, std::size_t p, std::string layer_name = "embed")
       : params(std::move(e)), slices(p), name(std::move(layer_name)) {
     TPROD_EXPECTS(p > 0, "nn::token_embedding: p must be positive");
   }
 
-  const tensor3<T>& forward(const tensor3<T>&, const batch& b) {
+  const tensor& forward(const tensor&, const batch& b) {
     tokens_ = b.tokens;
     out_ = embedding_forward(params.value, tokens_, slices);
     return out_;
   }
   /// Returns an empty tensor: the input was token ids.
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     embedding_backward_add(params.value, tokens_, dy, params.grad);
     return none_;
   }
@@ -41,27 +43,29 @@ struct token_embedding {
 
  private:
   std::vector<std::size_t> tokens_;
-  tensor3<T> out_, none_;
+  tensor out_, none_;
 };
 
 /// @brief [𝒯_cls; 𝒳_b] for every sequence b: (B·T)×d_s×p → (B·(T+1))×d_s×p (paper 001 §5.3).
 /// The class token occupies position 0, so later layers see sequences of length T + 1 and the batch must not
 /// carry padding lengths (images have none).
-template <std::floating_point T>
+template <std::floating_point T, memory_space S = host_space>
 struct class_token_layer {
-  trainable<T, class_token_params<T>> params;
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
+  trainable<T, class_token_params<T, S>> params;
   std::string name = "cls";
 
-  explicit class_token_layer(class_token_params<T> c, std::string layer_name = "cls")
+  explicit class_token_layer(class_token_params<T, S> c, std::string layer_name = "cls")
       : params(std::move(c)), name(std::move(layer_name)) {}
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+  const tensor& forward(const tensor& x, const batch& b) {
     TPROD_EXPECTS(b.lengths.empty(), "nn::class_token_layer: a batch with padding lengths cannot take a class token");
     batch_ = b.size;
     out_ = prepend_class_token(params.value, x, batch_);
     return out_;
   }
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     auto [dx, dtoken] = prepend_class_token_backward(dy, batch_);
     params.accumulate(dtoken);
     dx_ = std::move(dx);
@@ -74,25 +78,27 @@ struct class_token_layer {
 
  private:
   std::size_t batch_ = 0;
-  tensor3<T> out_, dx_;
+  tensor out_, dx_;
 };
 
 /// @brief 𝒳 + 𝒫 on every sequence, 𝒫 sinusoidal (sinusoidal_positional_params) or learned
-/// (learned_positional_params); d𝒳 = d𝒴 is passed through unchanged.
-template <std::floating_point T, parameter_set<T> P>
+/// (learned_positional_params); d𝒳 = d𝒴 is passed through unchanged. The memory space is P's.
+template <std::floating_point T, class P>
 struct positional_layer {
+  using memory_space_type = space_of_part_t<P>;
+  using tensor = tensor3<T, dextents3, memory_space_type>;
   trainable<T, P> params;
   std::string name = "pos";
 
   explicit positional_layer(P prm, std::string layer_name = "pos")
       : params(std::move(prm)), name(std::move(layer_name)) {}
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+  const tensor& forward(const tensor& x, const batch& b) {
     batch_ = b.size;
     out_ = positional_forward(params.value, x, batch_);
     return out_;
   }
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     auto g = positional_backward(params.value, dy, batch_);
     params.accumulate(g);
     return dy;
@@ -104,7 +110,7 @@ struct positional_layer {
 
  private:
   std::size_t batch_ = 0;
-  tensor3<T> out_;
+  tensor out_;
 };
 
 }  // namespace tprod::nn

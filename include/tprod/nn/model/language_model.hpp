@@ -50,41 +50,48 @@ struct language_model_config {
 
 /// A is the layers' attention: the L-multi-head one by default, or multi-linear attention (its causal form); the
 /// dimension-wise attention has no causal mask.
-template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>>
+template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>,
+          memory_space S = space_of_part_t<A>>
 using language_model =
-    sequential<T, token_embedding<T>, positional_layer<T, sinusoidal_positional_params<T>>, dropout<T>,
-               encoder_stack<T, L, A>, flatten_layer<T>, linear_layer<T, identity_transform>>;
+    sequential<T, token_embedding<T, S>, positional_layer<T, sinusoidal_positional_params<T, S>>, dropout<T, S>,
+               encoder_stack<T, L, A>, flatten_layer<T, S>, linear_layer<T, identity_transform, S>>;
 
 /// @brief The language model of config c around given layers (e.g. with multi-linear attention, built by
 /// make_encoder_params_with); c.layers, c.heads and c.hidden are ignored.
 /// @throws shape_error when a layer's width or slices differ from c's, no layer, or V < 2.
-template <std::floating_point T, real_transform<T> L, class A>
-language_model<T, L, A> make_language_model(const language_model_config& c,
-                                            std::vector<encoder_params<T, L, A>> layers) {
+template <std::floating_point T, real_transform<T> L, class A, memory_space To = space_of_part_t<A>>
+auto make_language_model(const language_model_config& c, std::vector<encoder_params<T, L, A>> layers, To = {}) {
   TPROD_EXPECTS(c.vocabulary >= 2 && !layers.empty(),
                 "nn::make_language_model: need a vocabulary of at least 2 tokens and at least 1 layer (vocabulary " +
                     std::to_string(c.vocabulary) + ", layers " + std::to_string(layers.size()) + ")");
   TPROD_EXPECTS(layers[0].config.width * layers[0].config.slices == c.width && layers[0].config.slices == c.slices,
                 "nn::make_language_model: the layers do not have the config's width and slices");
-  encoder_stack<T, L, A> stack(std::move(layers), "decoder");
+  using detail::to_space;
+  using moved = decltype(to_space<To>(std::move(layers[0])));
+  using AT = typename moved::attention_type;
+  std::vector<moved> in_space;
+  for (auto& l : layers) in_space.push_back(to_space<To>(std::move(l)));
+  encoder_stack<T, L, AT> stack(std::move(in_space), "decoder");
   stack.causal = true;
-  return language_model<T, L, A>(
-      token_embedding<T>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale)), c.slices),
-      positional_layer<T, sinusoidal_positional_params<T>>(make_sinusoidal_positional<T>(c.slices, c.positions)),
-      dropout<T>(c.dropout, c.seed + 7), std::move(stack), flatten_layer<T>{},
-      linear_layer<T, identity_transform>(
-          make_linear_params<T>(c.width, c.vocabulary, 1, identity_transform{}, c.seed + 3), "head"));
+  return language_model<T, L, AT>(
+      token_embedding<T, To>(
+          to_space<To>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale))), c.slices),
+      positional_layer<T, sinusoidal_positional_params<T, To>>(
+          to_space<To>(make_sinusoidal_positional<T>(c.slices, c.positions))),
+      dropout<T, To>(c.dropout, c.seed + 7), std::move(stack), flatten_layer<T, To>{},
+      linear_layer<T, identity_transform, To>(
+          to_space<To>(make_linear_params<T>(c.width, c.vocabulary, 1, identity_transform{}, c.seed + 3)), "head"));
 }
 
 /// @brief The language model of config c: c.layers of paper 000's layer, seeded seed + 100, + 1100, ….
 /// @throws shape_error when p does not divide d, H and d_ff, a size is zero, or V < 2.
-template <std::floating_point T, real_transform<T> L>
-language_model<T, L> make_language_model(const language_model_config& c, const L& l) {
+template <std::floating_point T, real_transform<T> L, memory_space To = host_space>
+auto make_language_model(const language_model_config& c, const L& l, To to = {}) {
   TPROD_EXPECTS(c.layers > 0, "nn::make_language_model: need at least 1 layer (layers 0)");
   const layer_config cfg = paper000_config(c.width, c.heads, c.hidden, c.slices, c.act);
   std::vector<encoder_params<T, L>> layers;
   for (std::size_t i = 0; i < c.layers; ++i) layers.push_back(make_encoder_params<T>(cfg, l, c.seed + 100 + 1000 * i));
-  return make_language_model<T>(c, std::move(layers));
+  return make_language_model<T>(c, std::move(layers), to);
 }
 
 /// @brief The next-token labels of B sequences of T token ids (row b·T + t) with valid lengths n_b (empty: all
@@ -131,13 +138,13 @@ std::vector<std::size_t> generate(M& model, std::vector<std::size_t> prompt, std
                          std::to_string(context) + ") and top_k (" + std::to_string(o.top_k) +
                          ") of at least 1 and a positive temperature (" + std::to_string(o.temperature) + ")");
   std::mt19937_64 rng(o.seed);
-  const tensor3<T> none;
+  const layer_tensor<M, T> none;
   for (std::size_t k = 0; k < o.tokens; ++k) {
     const std::size_t n = std::min(context, prompt.size());
     std::vector<std::size_t> window(prompt.end() - std::ptrdiff_t(n), prompt.end());
     window.resize(context, o.pad);
     const batch b(1, std::move(window), {n}, phase::eval);
-    const tensor3<T>& logits = model.forward(none, b);
+    const tensor3<T> logits = detail::on_host(model.forward(none, b));  // a copy (from the device where it lives)
     TPROD_EXPECTS(logits.m() == context && logits.p() == 1, "nn::generate: the model gave logits " + logits.shape() +
                                                                 " for " + std::to_string(context) +
                                                                 " positions (need one row per position, one slice)");

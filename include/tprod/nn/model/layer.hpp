@@ -3,15 +3,18 @@
 /// @brief The composition API's one concept: a stateful layer that owns its parameters, their gradients and
 /// the state its backward pass needs, above the stateless forward/backward functions of the nn area.
 ///
-/// A layer M over scalar T has
-///   - `const tensor3<T>& forward(const tensor3<T>& x, const batch& b)` — the output, owned by the layer (or x
+/// A layer M over scalar T, in memory space S = M::memory_space_type (the host where M names none), has
+///   - `const tensor3<T, dextents3, S>& forward(const tensor3<T, dextents3, S>& x, const batch& b)` — the output, owned by the layer (or x
 ///     itself for a layer that passes it through) and valid until the next forward;
-///   - `const tensor3<T>& backward(const tensor3<T>& dy)` — d𝒳 for the last forward's input, and the parameter
+///   - `const tensor3<T, dextents3, S>& backward(const tensor3<T, dextents3, S>& dy)` — d𝒳 for the last forward's input, and the parameter
 ///     gradients *added* into the layer's gradient tensors (so several backward passes accumulate);
 ///   - `for_each_parameter(f)` calling f(name, value, gradient) on every trainable tensor in a fixed order;
 ///   - a `name`, the prefix of its parameters in a model's parameter-name tree ("encoder.0.attn.w_qkv").
 /// Values and gradients live inside the layer and keep their addresses while it lives, so an optimizer holds
 /// references across steps (`parameters(model)`); models built by sequential keep them across moves too.
+///
+/// The batch description stays on the host; the activations, parameters and gradients live in S, so a model is
+/// built for one space (the builders take it) and moves its batches there once.
 ///
 /// A layer whose input is not a tensor (a token embedding) reads it from the batch and ignores x; every layer
 /// reads the batch size, the valid lengths (padding) and the phase (train or eval) from it.
@@ -20,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -46,18 +50,28 @@ struct batch {
   std::optional<std::uint64_t> pass;
 };
 
+/// @brief The memory space of a layer (or model) type M.
+template <class M>
+using layer_space_t = space_of_part_t<std::remove_cvref_t<M>>;
+/// @brief The tensors a layer M over T takes and returns.
+template <class M, class T>
+using layer_tensor = tensor3<T, dextents3, layer_space_t<M>>;
+
 /// @brief The stateful layer (see the file comment).
 template <class M, class T>
-concept layer = std::floating_point<T> && requires(M& m, const tensor3<T>& x, const batch& b) {
-  { m.forward(x, b) } -> std::same_as<const tensor3<T>&>;
-  { m.backward(x) } -> std::same_as<const tensor3<T>&>;
-  m.for_each_parameter([](std::string_view, tensor3<T>&, tensor3<T>&) {});
+concept layer = std::floating_point<T> && requires(M& m, const layer_tensor<M, T>& x, const batch& b) {
+  { m.forward(x, b) } -> std::same_as<const layer_tensor<M, T>&>;
+  { m.backward(x) } -> std::same_as<const layer_tensor<M, T>&>;
+  m.for_each_parameter([](std::string_view, layer_tensor<M, T>&, layer_tensor<M, T>&) {});
   { m.name } -> std::convertible_to<std::string>;
 };
 
-/// @brief A parameter set P and its gradient of the same type, visited together.
-template <std::floating_point T, parameter_set<T> P>
+/// @brief A parameter set P and its gradient of the same type, visited together, in P's memory space.
+template <std::floating_point T, class P>
+  requires parameter_set<P, T, space_of_part_t<P>>
 struct trainable {
+  using memory_space_type = space_of_part_t<P>;
+  using tensor = tensor3<T, dextents3, memory_space_type>;
   P value;
   P grad;
 
@@ -66,32 +80,32 @@ struct trainable {
   /// f(name, value tensor, gradient tensor) in P's order.
   template <class F>
   void for_each(F&& f) {
-    std::vector<tensor3<T>*> grads;
-    grad.for_each([&](std::string_view, tensor3<T>& g) { grads.push_back(&g); });
+    std::vector<tensor*> grads;
+    grad.for_each([&](std::string_view, tensor& g) { grads.push_back(&g); });
     std::size_t i = 0;
-    value.for_each([&](std::string_view name, tensor3<T>& v) { f(name, v, *grads[i++]); });
+    value.for_each([&](std::string_view name, tensor& v) { f(name, v, *grads[i++]); });
   }
 
   /// grad += fresh, tensor by tensor (fresh: a gradient just computed, of the same type and shapes).
   void accumulate(P& fresh) {
-    std::vector<tensor3<T>*> parts;
-    fresh.for_each([&](std::string_view, tensor3<T>& g) { parts.push_back(&g); });
+    std::vector<tensor*> parts;
+    fresh.for_each([&](std::string_view, tensor& g) { parts.push_back(&g); });
     std::size_t i = 0;
-    grad.for_each([&](std::string_view, tensor3<T>& g) { g.elements() += parts[i++]->elements(); });
+    grad.for_each([&](std::string_view, tensor& g) { g += *parts[i++]; });
   }
 };
 
-/// @brief A model's trainable tensors and their gradients, in visiting order, with dotted names.
-template <std::floating_point T>
+/// @brief A model's trainable tensors and their gradients, in visiting order, with dotted names, in space S.
+template <std::floating_point T, memory_space S = host_space>
 struct parameter_list {
-  parameter_refs<T> values, grads;
+  parameter_refs<T, S> values, grads;
 
   std::size_t size() const { return values.tensors.size(); }
   /// The number of trainable scalars.
   std::size_t count() const { return values.count(); }
   /// Sets every gradient to zero (after an optimizer step, before accumulating the next).
   void zero_grad() {
-    for (auto* g : grads.tensors) g->elements().setZero();
+    for (auto* g : grads.tensors) fill(tprod::detail::system_of<S>(), g->dynamic_view(), T(0));
   }
   /// Multiplies every gradient by s (1/k after accumulating k micro-batches of mean losses).
   void scale_grads(T s) {
@@ -99,11 +113,11 @@ struct parameter_list {
   }
 };
 
-/// @brief The parameters of a layer (or model), names prefixed with its name.
+/// @brief The parameters of a layer (or model), names prefixed with its name, in the model's memory space.
 template <std::floating_point T, layer<T> M>
-parameter_list<T> parameters(M& model) {
-  parameter_list<T> list;
-  model.for_each_parameter([&](std::string_view name, tensor3<T>& v, tensor3<T>& g) {
+parameter_list<T, layer_space_t<M>> parameters(M& model) {
+  parameter_list<T, layer_space_t<M>> list;
+  model.for_each_parameter([&](std::string_view name, layer_tensor<M, T>& v, layer_tensor<M, T>& g) {
     list.values.tensors.push_back(&v);
     list.values.names.emplace_back(name);
     list.grads.tensors.push_back(&g);
@@ -113,8 +127,8 @@ parameter_list<T> parameters(M& model) {
 }
 
 /// @brief One AdamW update of every parameter from its accumulated gradient (lr < 0: the configured rate).
-template <std::floating_point T>
-void step(adamw<T>& opt, parameter_list<T>& params, double lr = -1) {
+template <std::floating_point T, memory_space S>
+void step(adamw<T, S>& opt, parameter_list<T, S>& params, double lr = -1) {
   opt.step(params.values, params.grads, lr);
 }
 
@@ -122,7 +136,7 @@ namespace detail {
 /// Calls f(prefix + "." + name, value, grad) on a trainable's tensors.
 template <class T, class P, class F>
 void visit_prefixed(trainable<T, P>& t, const std::string& prefix, F&& f) {
-  t.for_each([&](std::string_view name, tensor3<T>& v, tensor3<T>& g) { f(prefix + "." + std::string(name), v, g); });
+  t.for_each([&](std::string_view name, auto& v, auto& g) { f(prefix + "." + std::string(name), v, g); });
 }
 }  // namespace detail
 

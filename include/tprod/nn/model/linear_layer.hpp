@@ -10,19 +10,21 @@
 
 namespace tprod::nn {
 
-template <std::floating_point T, real_transform<T> L>
+template <std::floating_point T, real_transform<T> L, memory_space S = host_space>
 struct linear_layer {
-  trainable<T, linear_params<T, L>> params;
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
+  trainable<T, linear_params<T, L, S>> params;
   std::string name = "linear";
 
-  explicit linear_layer(linear_params<T, L> prm, std::string layer_name = "linear")
+  explicit linear_layer(linear_params<T, L, S> prm, std::string layer_name = "linear")
       : params(std::move(prm)), name(std::move(layer_name)) {}
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch&) {
+  const tensor& forward(const tensor& x, const batch&) {
     linear_forward(params.value, x, out_, saved_);
     return out_;
   }
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     auto g = linear_backward(params.value, saved_, dy);
     params.accumulate(g.d_params);
     dx_ = std::move(g.d_input);
@@ -34,8 +36,8 @@ struct linear_layer {
   }
 
  private:
-  linear_saved<T> saved_;
-  tensor3<T> out_, dx_;
+  linear_saved<T, S> saved_;
+  tensor out_, dx_;
 };
 
 }  // namespace tprod::nn

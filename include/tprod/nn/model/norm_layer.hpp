@@ -13,34 +13,36 @@
 
 namespace tprod::nn {
 
-template <std::floating_point T, real_transform<T> L>
+template <std::floating_point T, real_transform<T> L, memory_space S = host_space>
 struct norm_layer {
-  trainable<T, layer_norm_params<T>> params;
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
+  trainable<T, layer_norm_params<T, S>> params;
   L transform;
   std::string name = "norm";
 
-  norm_layer(layer_norm_params<T> prm, L l, std::string layer_name = "norm")
+  norm_layer(layer_norm_params<T, S> prm, L l, std::string layer_name = "norm")
       : params(std::move(prm)), transform(std::move(l)), name(std::move(layer_name)), fresh_(zeros_like(params.value)) {
     transform.check_size(params.value.slices());
   }
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch&) {
+  const tensor& forward(const tensor& x, const batch&) {
     if (!in_transform()) {
       layer_norm_forward(params.value, x, out_, saved_);
       return out_;
     }
-    const auto tm = detail::tube_maps_of<T>(transform);
+    const auto tm = detail::tube_maps_of<T, S>(transform);
     tm.forward(x, hat_);
     layer_norm_forward(params.value, hat_, hat_out_, saved_);
     tm.inverse(hat_out_, out_);
     return out_;
   }
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     if (!in_transform()) {
       layer_norm_backward(params.value, saved_, dy, dx_, fresh_);
     } else {
       // y = L⁻¹(LN(L x)): the cotangent goes through L⁻ᵀ, the norm's backward, then Lᵀ.
-      const auto tm = detail::tube_maps_of<T>(transform);
+      const auto tm = detail::tube_maps_of<T, S>(transform);
       tm.inverse_adjoint(dy, hat_);
       layer_norm_backward(params.value, saved_, hat_, hat_out_, fresh_);
       tm.adjoint(hat_out_, dx_);
@@ -56,9 +58,9 @@ struct norm_layer {
  private:
   bool in_transform() const { return params.value.kind == layer_norm_kind::transform_domain; }
 
-  layer_norm_params<T> fresh_;
-  layer_norm_saved<T> saved_;
-  tensor3<T> hat_, hat_out_, out_, dx_;
+  layer_norm_params<T, S> fresh_;
+  layer_norm_saved<T, S> saved_;
+  tensor hat_, hat_out_, out_, dx_;
 };
 
 }  // namespace tprod::nn

@@ -14,14 +14,16 @@ namespace tprod::nn {
 
 enum class pooling { mean, class_token };
 
-template <std::floating_point T>
+template <std::floating_point T, memory_space S = host_space>
 struct pooling_layer {
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
   pooling kind = pooling::mean;
   std::string name = "pool";
 
   explicit pooling_layer(pooling k, std::string layer_name = "pool") : kind(k), name(std::move(layer_name)) {}
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+  const tensor& forward(const tensor& x, const batch& b) {
     TPROD_EXPECTS(b.size > 0 && x.m() % b.size == 0, "nn::pooling_layer: input " + x.shape() +
                                                          " is not whole sequences of a batch of " +
                                                          std::to_string(b.size));
@@ -30,7 +32,7 @@ struct pooling_layer {
     out_ = kind == pooling::mean ? mean_pool_forward(x, b.size, lengths_) : class_token_pool_forward(x, b.size);
     return out_;
   }
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     dx_ = kind == pooling::mean ? mean_pool_backward(dy, length_, lengths_) : class_token_pool_backward(dy, length_);
     return dx_;
   }
@@ -40,19 +42,21 @@ struct pooling_layer {
  private:
   std::size_t length_ = 0;
   std::vector<std::size_t> lengths_;
-  tensor3<T> out_, dx_;
+  tensor out_, dx_;
 };
 
-template <std::floating_point T>
+template <std::floating_point T, memory_space S = host_space>
 struct flatten_layer {
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
   std::string name = "flatten";
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch&) {
+  const tensor& forward(const tensor& x, const batch&) {
     slices_ = x.p();
     out_ = slices_side_by_side(x);
     return out_;
   }
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     dx_ = slices_stacked(dy, slices_);
     return dx_;
   }
@@ -61,7 +65,7 @@ struct flatten_layer {
 
  private:
   std::size_t slices_ = 1;
-  tensor3<T> out_, dx_;
+  tensor out_, dx_;
 };
 
 }  // namespace tprod::nn

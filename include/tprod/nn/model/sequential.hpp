@@ -3,7 +3,7 @@
 /// @brief Layers applied in order, itself a layer: forward runs them first to last, backward last to first,
 /// and the parameters are named "<layer name>.<parameter name>".
 ///
-/// The layers live on the heap, so the references that `parameters(model)` hands to an optimizer stay valid
+/// The layers share one memory space, the model's. The layers live on the heap, so the references that `parameters(model)` hands to an optimizer stay valid
 /// when the model is moved (a sequential is move-only).
 #include <memory>
 #include <tuple>
@@ -16,6 +16,12 @@ namespace tprod::nn {
 template <std::floating_point T, layer<T>... Ms>
 class sequential {
  public:
+  /// The layers' memory space (they must share one).
+  using memory_space_type = layer_space_t<std::tuple_element_t<0, std::tuple<Ms...>>>;
+  using tensor = tensor3<T, dextents3, memory_space_type>;
+  static_assert((std::same_as<layer_space_t<Ms>, memory_space_type> && ...),
+                "tprod::nn::sequential: every layer must live in the same memory space");
+
   explicit sequential(Ms... layers) : layers_(std::make_unique<std::tuple<Ms...>>(std::move(layers)...)) {}
 
   std::string name = "model";
@@ -31,13 +37,13 @@ class sequential {
   }
   static constexpr std::size_t size() { return sizeof...(Ms); }
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
-    const tensor3<T>* cur = &x;
+  const tensor& forward(const tensor& x, const batch& b) {
+    const tensor* cur = &x;
     std::apply([&](auto&... l) { ((cur = &l.forward(*cur, b)), ...); }, *layers_);
     return *cur;
   }
 
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     return backward_from<sizeof...(Ms)>(dy);
   }
 
@@ -50,7 +56,7 @@ class sequential {
 
  private:
   template <std::size_t I>
-  const tensor3<T>& backward_from(const tensor3<T>& dy) {
+  const tensor& backward_from(const tensor& dy) {
     if constexpr (I == 0) {
       return dy;
     } else {

@@ -145,6 +145,27 @@ void embedding_scatter_add(const std::size_t* tokens, std::size_t n, const T* d_
 template <class T>
 double softmax_cross_entropy(const T* logits, std::size_t batch, std::size_t classes, const std::size_t* labels,
                              std::size_t counted, T* d_logits, std::size_t* predicted, cudaStream_t stream);
+/// @brief The tasks on batches of sequences (src/cuda/sequence.cu; contract: backend/kernels/sequence.hpp) on
+/// tensors of n·p columns (a column is one (feature, slice) pair; in_rows and out_rows are the tensors' row counts):
+/// copy_sequence_rows and sum_sequence_rows as the contract states with (stride, offset, count) triples,
+/// mean_pool(_backward) with `lengths` a host array of `batch` values or nullptr (all rows valid), and
+/// dropout_forward drawing from cuRAND's Philox stream (seed, subsequence pass).
+template <class T>
+void copy_sequence_rows(const T* in, std::size_t in_rows, std::size_t from_stride, std::size_t from_offset, T* out,
+                        std::size_t out_rows, std::size_t to_stride, std::size_t to_offset, std::size_t count,
+                        std::size_t batch, std::size_t columns, bool accumulate, cudaStream_t stream);
+template <class T>
+void sum_sequence_rows(const T* in, std::size_t in_rows, std::size_t from_stride, std::size_t from_offset,
+                       std::size_t count, std::size_t batch, std::size_t columns, T* out, cudaStream_t stream);
+template <class T>
+void mean_pool(const T* x, std::size_t length, std::size_t batch, std::size_t columns, const std::size_t* lengths,
+               T* out, cudaStream_t stream);
+template <class T>
+void mean_pool_backward(const T* d_out, std::size_t length, std::size_t batch, std::size_t columns,
+                        const std::size_t* lengths, T* d_in, cudaStream_t stream);
+template <class T>
+void dropout_forward(unsigned long long seed, unsigned long long pass, double rate, const T* x, T* mask, T* out,
+                     std::size_t n, cudaStream_t stream);
 /// @brief LayerNorm over the n features of each (row, slice) of r×n×p tensors (src/cuda/layer_norm.cu), as the
 /// contract's layer_norm_forward and layer_norm_backward state; coupling is nullptr for original_domain.
 template <class T>

@@ -1,0 +1,274 @@
+// The model layers on device tensors against the CPU backend on the same inputs: the sequence tasks (row blocks of
+// every sequence, their sum over the batch, mean pooling with padding), the positional encodings (every α strategy,
+// learnable α, the learned table), the class token and class-token pooling, the flattening before the head, dropout
+// (statistics of cuRAND's masks, reproducible per pass), a whole training step of the text classifier and of the
+// vision transformer and of the language model (loss, every gradient, the parameters after clipping and AdamW), the
+// decoder layer and stack, and checkpoints written from one memory space and read into the other.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "cuda_test.hpp"
+#include "small_models.hpp"
+#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/decoder.hpp"
+#include "tprod/nn/model.hpp"
+#include "tprod/nn/model/decoder_stack.hpp"
+#include "tprod/nn/training_state.hpp"
+
+using namespace tprod;
+using namespace tprod::test;
+
+namespace {
+
+// One training step on both models: the loss and every gradient agree, then after clipping and one AdamW update
+// every parameter does.
+template <class T, class HostModel, class DeviceModel>
+void check_training_step(HostModel& host, DeviceModel& device, const tensor3<T>& input, const nn::batch& b,
+                         const std::vector<std::size_t>& labels, std::size_t roundings) {
+  auto hp = nn::parameters<T>(host);
+  auto dp = nn::parameters<T>(device);
+  REQUIRE(hp.size() == dp.size());
+  const auto hs = nn::classification_step(host, input, b, labels);
+  const auto ds = nn::classification_step(device, to_device(input), b, labels);
+  CHECK(ds.loss == doctest::Approx(hs.loss).epsilon(tol<T>(roundings)));
+  CHECK(ds.predicted == hs.predicted);
+  for (std::size_t i = 0; i < hp.size(); ++i) {
+    CAPTURE(hp.grads.names[i]);
+    REQUIRE(hp.grads.names[i] == dp.grads.names[i]);
+    check_close(*hp.grads.tensors[i], *dp.grads.tensors[i], roundings);
+  }
+  const double hn = nn::clip_grad_norm(hp.grads, 0.5), dn = nn::clip_grad_norm(dp.grads, 0.5);
+  CHECK(dn == doctest::Approx(hn).epsilon(tol<T>(roundings)));
+  nn::adamw<T> ho({1e-2, 0.9, 0.999, 1e-8, 0.01});
+  nn::adamw<T, device_space> dopt({1e-2, 0.9, 0.999, 1e-8, 0.01});
+  nn::step(ho, hp);
+  nn::step(dopt, dp);
+  for (std::size_t i = 0; i < hp.size(); ++i) {
+    CAPTURE(hp.values.names[i]);
+    check_close(*hp.values.tensors[i], *dp.values.tensors[i], roundings);
+  }
+}
+
+// Equal shapes and bit-for-bit equal elements (both on the host).
+template <class T>
+bool same(const tensor3<T>& a, const tensor3<T>& b) {
+  return a.extents() == b.extents() && std::equal(a.data(), a.data() + a.size(), b.data());
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("device sequence tasks equal the host's: row blocks, their batch sum, mean pooling", T, float,
+                   double) {
+  const auto host = detail::system_of<host_space>();
+  const auto dev = detail::system_of<device_space>();
+  const std::size_t batch = 3, len = 7, n = 5, p = 3;
+  const auto x = random_tensor3<T>(batch * len, n, p, 1), table = random_tensor3<T>(len, n, p, 2);
+  const auto dx = to_device(x), dtable = to_device(table);
+  using rows = backend::kernels::sequence_rows;
+  // rows 2…5 of every sequence into rows 1…4 of sequences of length 6, and the shared table (stride 0) added on
+  for (const bool accumulate : {false, true}) {
+    auto out = random_tensor3<T>(batch * 6, n, p, 3);
+    auto dout = to_device(out);
+    copy_sequence_rows(host, x.dynamic_view(), rows{len, 2, 4}, out.dynamic_view(), rows{6, 1, 4}, batch, accumulate);
+    copy_sequence_rows(dev, dx.dynamic_view(), rows{len, 2, 4}, dout.dynamic_view(), rows{6, 1, 4}, batch, accumulate);
+    check_close(out, dout, 2);
+    copy_sequence_rows(host, table.dynamic_view(), rows{0, 0, 6}, out.dynamic_view(), rows{6, 0, 6}, batch, true);
+    copy_sequence_rows(dev, dtable.dynamic_view(), rows{0, 0, 6}, dout.dynamic_view(), rows{6, 0, 6}, batch, true);
+    check_close(out, dout, 2);
+  }
+  tensor3<T> sum(3, n, p);
+  auto dsum = to_device(sum);
+  sum_sequence_rows(host, x.dynamic_view(), rows{len, 4, 3}, batch, sum.dynamic_view());
+  sum_sequence_rows(dev, dx.dynamic_view(), rows{len, 4, 3}, batch, dsum.dynamic_view());
+  check_close(sum, dsum, batch);
+  for (const std::vector<std::size_t>& lengths : {std::vector<std::size_t>{}, std::vector<std::size_t>{7, 1, 4}}) {
+    CAPTURE(lengths.size());
+    const auto pooled = nn::mean_pool_forward(x, batch, lengths);
+    check_close(pooled, nn::mean_pool_forward(dx, batch, lengths), len);
+    const auto g = random_tensor3<T>(batch, n, p, 4);
+    check_close(nn::mean_pool_backward(g, len, lengths), nn::mean_pool_backward(to_device(g), len, lengths), 2);
+  }
+}
+
+TEST_CASE_TEMPLATE("device positional encodings equal the host's: every α strategy, learnable α, the learned table", T,
+                   float, double) {
+  const std::size_t batch = 2, len = 6, ds = 8, p = 4;
+  const auto x = random_tensor3<T>(batch * len, ds, p, 5), g = random_tensor3<T>(batch * len, ds, p, 6);
+  for (const auto s : {nn::alpha_strategy::standard, nn::alpha_strategy::linear, nn::alpha_strategy::exponential,
+                       nn::alpha_strategy::harmonic}) {
+    CAPTURE(std::string(nn::name(s)));
+    for (const bool learnable : {false, true}) {
+      const auto prm = nn::make_sinusoidal_positional<T>(p, s, learnable);
+      const auto dprm = nn::copy(prm, device_space{});
+      check_close(nn::positional_forward(prm, x, batch), nn::positional_forward(dprm, to_device(x), batch), 2);
+      const auto grad = nn::positional_backward(prm, g, batch);
+      const auto dgrad = nn::positional_backward(dprm, to_device(g), batch);
+      check_close(grad.alpha, dgrad.alpha, batch * len * ds * 4);
+      if (learnable) CHECK(double(frobenius_norm(grad.alpha)) > 0);  // the check above compared something
+    }
+  }
+  const auto learned = nn::make_learned_positional<T>(len, ds, p, 7);
+  const auto dlearned = nn::copy(learned, device_space{});
+  check_close(nn::positional_forward(learned, x, batch), nn::positional_forward(dlearned, to_device(x), batch), 2);
+  check_close(nn::positional_backward(learned, g, batch).table,
+              nn::positional_backward(dlearned, to_device(g), batch).table, batch);
+  CHECK_THROWS_WITH_AS(nn::positional_forward(dlearned, to_device(random_tensor3<T>(batch * 5, ds, p, 8)), batch),
+                       doctest::Contains("learned table"), shape_error);
+}
+
+TEST_CASE_TEMPLATE("device class token, class-token pooling and flattening equal the host's", T, float, double) {
+  const std::size_t batch = 3, len = 4, ds = 5, p = 2;
+  const auto token = nn::make_class_token<T>(ds, p, 9);
+  const auto dtoken = nn::copy(token, device_space{});
+  const auto x = random_tensor3<T>(batch * len, ds, p, 10);
+  const auto y = nn::prepend_class_token(token, x, batch);
+  check_close(y, nn::prepend_class_token(dtoken, to_device(x), batch), 1);
+  const auto g = random_tensor3<T>(batch * (len + 1), ds, p, 11);
+  const auto [dx, dt] = nn::prepend_class_token_backward(g, batch);
+  const auto [ddx, ddt] = nn::prepend_class_token_backward(to_device(g), batch);
+  check_close(dx, ddx, 1);
+  check_close(dt.token, ddt.token, batch);
+  check_close(nn::class_token_pool_forward(y, batch), nn::class_token_pool_forward(to_device(y), batch), 1);
+  const auto gp = random_tensor3<T>(batch, ds, p, 12);
+  check_close(nn::class_token_pool_backward(gp, len + 1), nn::class_token_pool_backward(to_device(gp), len + 1), 1);
+  const auto flat = nn::slices_side_by_side(x);
+  check_close(flat, nn::slices_side_by_side(to_device(x)), 1);
+  check_close(nn::slices_stacked(flat, p), nn::slices_stacked(to_device(flat), p), 1);
+}
+
+TEST_CASE("device dropout: cuRAND's masks keep 1 − r of the elements, scaled, reproducibly per pass") {
+  const double rate = 0.3;
+  const std::size_t rows = 1000, n = 50, p = 2, count = rows * n * p;
+  nn::dropout<float, device_space> drop(rate, 42);
+  const auto x = random_tensor3<float>(rows, n, p, 13);
+  const auto dx = to_device(x);
+  nn::batch b{1};
+  b.pass = 7;
+  const auto y = to_host(drop.forward(dx, b));
+  std::size_t kept = 0;
+  double worst = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (y.data()[i] == 0.0f) continue;
+    ++kept;
+    worst = std::max(worst, std::abs(double(y.data()[i]) - double(x.data()[i]) / (1 - rate)));
+  }
+  // Binomial(count, 1 − r): six standard deviations either side
+  const double mean = double(count) * (1 - rate), sd = std::sqrt(double(count) * rate * (1 - rate));
+  CHECK(std::abs(double(kept) - mean) < 6 * sd);
+  CHECK(worst <= 4 * std::numeric_limits<float>::epsilon() * 10);
+  // backward multiplies by the same mask
+  const auto g = random_tensor3<float>(rows, n, p, 14);
+  const auto dg = to_host(drop.backward(to_device(g)));
+  for (std::size_t i = 0; i < count; i += 97) CHECK((dg.data()[i] == 0.0f) == (y.data()[i] == 0.0f));
+  // the same pass draws the same mask, another pass another one; evaluation is the identity
+  CHECK(same(to_host(drop.forward(dx, b)), y));
+  b.pass = 8;
+  CHECK_FALSE(same(to_host(drop.forward(dx, b)), y));
+  b.mode = nn::phase::eval;
+  CHECK(&drop.forward(dx, b) == &dx);
+}
+
+TEST_CASE_TEMPLATE("device text classifier: a whole training step equals the host's", T, float, double) {
+  for (const std::size_t p : {std::size_t(1), std::size_t(2)}) {
+    CAPTURE(p);
+    auto c = small_text_config();
+    c.slices = p;
+    auto host = nn::make_text_classifier<T>(c, dct{});
+    auto device = nn::make_text_classifier<T>(c, dct{}, device_space{});
+    static_assert(std::same_as<nn::layer_space_t<decltype(device)>, device_space>);
+    check_training_step<T>(host, device, tensor3<T>(), small_text_batch(), {0, 2, 1}, 2000);
+  }
+}
+
+TEST_CASE_TEMPLATE("device vision transformer (paper 001's layer): a whole training step equals the host's", T, float,
+                   double) {
+  const auto c = small_vit_config();
+  auto host = nn::make_vit_classifier<T>(c, dct{});
+  auto device = nn::make_vit_classifier<T>(c, dct{}, device_space{});
+  const auto x = random_tensor3<T>(2 * 4, 5, 3, 15);
+  check_training_step<T>(host, device, x, nn::batch{2, {}, {}, nn::phase::train}, {2, 0}, 2000);
+}
+
+TEST_CASE_TEMPLATE("device language model: a whole training step on next-token labels equals the host's", T, float,
+                   double) {
+  const auto c = small_lm_config(2);
+  auto host = nn::make_language_model<T>(c, dct{});
+  auto device = nn::make_language_model<T>(c, dct{}, device_space{});
+  const auto b = small_text_batch();
+  check_training_step<T>(host, device, tensor3<T>(), b, nn::next_token_labels(b.tokens, 5, b.lengths), 2000);
+  // generation reads the device's logits back: the same greedy continuation
+  nn::generation_options g;
+  g.tokens = 4;
+  g.top_k = 1;
+  CHECK(nn::generate<T>(device, {1, 2, 3}, 5, g) == nn::generate<T>(host, {1, 2, 3}, 5, g));
+}
+
+TEST_CASE_TEMPLATE("device decoder layer and stack equal the host's: causal self-attention, padded memory", T, float,
+                   double) {
+  const auto cfg = nn::paper000_config(8, 2, 8, 2, nn::activation::gelu);
+  const std::size_t batch = 2, len = 3, mem_len = 4;
+  const auto prm = nn::make_decoder_params<T>(cfg, dct{}, 20);
+  const auto dprm = nn::copy(prm, device_space{});
+  const auto x = random_tensor3<T>(batch * len, 4, 2, 21), memory = random_tensor3<T>(batch * mem_len, 4, 2, 22);
+  const auto g = random_tensor3<T>(batch * len, 4, 2, 23);
+  const nn::decoder_masks masks{nn::attention_mask{true, {3, 2}}, nn::attention_mask{false, {4, 3}}};
+  const auto [y, saved] = nn::decoder_layer_forward(prm, x, memory, batch, masks);
+  const auto [dy, dsaved] = nn::decoder_layer_forward(dprm, to_device(x), to_device(memory), batch, masks);
+  const std::size_t roundings = 8 * (4 + 8 + 8);
+  check_close(y, dy, roundings);
+  const auto grads = nn::decoder_layer_backward(prm, saved, g);
+  const auto dgrads = nn::decoder_layer_backward(dprm, dsaved, to_device(g));
+  check_close(grads.d_input, dgrads.d_input, 2 * roundings);
+  check_close(grads.d_memory, dgrads.d_memory, 2 * roundings);
+  check_close(grads.d_params.cross_attn.w_qkv.data(), dgrads.d_params.cross_attn.w_qkv.data(), 2 * roundings);
+  check_close(grads.d_params.ln3.gamma, dgrads.d_params.ln3.gamma, 2 * roundings);
+  // the stack: two layers over one memory, whose gradient sums the layers'
+  std::vector<nn::decoder_params<T, dct>> layers{prm, nn::make_decoder_params<T>(cfg, dct{}, 24)};
+  std::vector<nn::decoder_params<T, dct, device_space>> dlayers{nn::copy(layers[0], device_space{}),
+                                                                nn::copy(layers[1], device_space{})};
+  nn::decoder_stack<T, dct> stack(std::move(layers));
+  nn::decoder_stack<T, dct, device_space> dstack(std::move(dlayers));
+  const auto dmemory = to_device(memory);
+  stack.set_memory(memory, {4, 3});
+  dstack.set_memory(dmemory, {4, 3});
+  const nn::batch b{batch, {}, {3, 2}, nn::phase::train};
+  check_close(stack.forward(x, b), dstack.forward(to_device(x), b), 2 * roundings);
+  check_close(stack.backward(g), dstack.backward(to_device(g)), 4 * roundings);
+  check_close(stack.memory_grad(), dstack.memory_grad(), 4 * roundings);
+}
+
+TEST_CASE("device checkpoints: written from one memory space, read into the other") {
+  const auto c = small_text_config();
+  auto host = nn::make_text_classifier<float>(c, dct{});
+  auto device = nn::make_text_classifier<float>(c, dct{}, device_space{});
+  const auto dir = std::filesystem::temp_directory_path() / "tprod_device_checkpoint";
+  std::filesystem::create_directories(dir);
+  // train the device model one step so that its parameters differ from the fresh host model's
+  auto dp = nn::parameters<float>(device);
+  nn::classification_step(device, device_tensor3<float>(), small_text_batch(), {0, 2, 1});
+  nn::adamw<float, device_space> opt({1e-2, 0.9, 0.999, 1e-8, 0});
+  nn::step(opt, dp);
+  nn::save_checkpoint<float>(dir / "device.safetensors", device, {{"note", "from the device"}});
+  const auto meta = nn::load_checkpoint<float>(dir / "device.safetensors", host);
+  CHECK(meta.at("note") == "from the device");
+  auto hp = nn::parameters<float>(host);
+  for (std::size_t i = 0; i < hp.size(); ++i) {
+    CAPTURE(hp.values.names[i]);
+    CHECK(same(to_host(*dp.values.tensors[i]), *hp.values.tensors[i]));
+  }
+  // and back: a host file into a fresh device model
+  nn::save_checkpoint<float>(dir / "host.safetensors", host);
+  auto fresh = nn::make_text_classifier<float>(small_text_config(), dct{}, device_space{});
+  nn::load_checkpoint<float>(dir / "host.safetensors", fresh);
+  auto fp = nn::parameters<float>(fresh);
+  for (std::size_t i = 0; i < hp.size(); ++i) CHECK(same(to_host(*fp.values.tensors[i]), *hp.values.tensors[i]));
+  // the training state (parameters, AdamW's moments and step) too
+  nn::save_training_state<float>(dir / "state.safetensors", device, opt, {{"step", "1"}});
+  nn::adamw<float> host_opt;
+  nn::load_training_state<float>(dir / "state.safetensors", host, host_opt);
+  CHECK(host_opt.steps() == 1);
+  CHECK(same(host_opt.first_moments().at(0), to_host(opt.first_moments().at(0))));
+  std::filesystem::remove_all(dir);
+}
