@@ -70,8 +70,13 @@ __device__ void block_sum(Acc v, Acc* out, F) {
   if (threadIdx.x == 0) *out = shared[0];
 }
 
-/// @brief Copies n host values to the device on `stream`. The host memory may be freed when the call returns: a
-/// copy from pageable memory returns once CUDA has staged it.
+/// @brief Copies `bytes` of host memory to the device on `stream` without waiting for the stream: small copies go
+/// through this thread's pinned staging ring (a copy from pageable memory may synchronize with the stream), larger
+/// ones straight from pageable memory. The host memory may be freed when the call returns.
+void upload_bytes(void* device, const void* host, std::size_t bytes, cudaStream_t stream);
+
+/// @brief Copies n host values to the device on `stream` (upload_bytes). The host memory may be freed when the call
+/// returns.
 template <class P>
 void upload(P* device, const P* host, std::size_t n, cudaStream_t stream);
 
@@ -106,7 +111,7 @@ scratch<P>::~scratch() {
 namespace tprod::backend::cuda::detail {
 template <class P>
 void upload(P* device, const P* host, std::size_t n, cudaStream_t stream) {
-  TPROD_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(P), cudaMemcpyHostToDevice, stream));
+  upload_bytes(device, host, n * sizeof(P), stream);
 }
 template <class P>
 std::vector<P> fetch(const P* device, std::size_t n, cudaStream_t stream) {

@@ -1,5 +1,6 @@
 // The GEMMs of the CUDA backend: the tube transforms' one GEMM, the facewise product's strided-batched GEMM, the
-// nn's slice-linear maps (the general strided-batched form) and attention's block products (pointer-array batched),
+// nn's slice-linear maps (the general strided-batched form) and attention's block products (pointer-array batched,
+// the tables written on the device),
 // through cuBLAS's Ex interfaces (one code path for the four scalars, 64-bit sizes).
 #include <complex>
 
@@ -21,6 +22,17 @@ template <class T> cublasComputeType_t compute_type(bool tf32) {
     return tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   else
     return CUBLAS_COMPUTE_64F;
+}
+// The pointer tables of gemm_blocks: A's, B's and C's block f at out[f], out[count + f], out[2·count + f].
+template <class T>
+__global__ void block_pointer_kernel(raw::block_grid<const T> a, raw::block_grid<const T> b, raw::block_grid<T> c,
+                                     std::size_t heads, std::size_t batch, std::size_t count, const void** out) {
+  TPROD_GRID_LOOP(f, count) {
+    const std::size_t s = f / (heads * batch), j = (f / batch) % heads, q = f % batch;
+    out[f] = a.base + s * a.slice + j * a.head + q * a.sequence;
+    out[count + f] = b.base + s * b.slice + j * b.head + q * b.sequence;
+    out[2 * count + f] = c.base + s * c.slice + j * c.head + q * c.sequence;
+  }
 }
 template <class T> typename blas_type<T>::alpha one() {
   typename blas_type<T>::alpha a{};
@@ -76,16 +88,15 @@ void gemm_strided_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t
 }
 
 template <class T>
-void gemm_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, const T* const* a,
-                  std::size_t lda, const T* const* b, std::size_t ldb, T beta, T* const* c, std::size_t ldc,
-                  std::size_t count, bool tf32, cudaStream_t stream) {
+void gemm_blocks(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, block_grid<const T> a,
+                 std::size_t lda, block_grid<const T> b, std::size_t ldb, T beta, block_grid<T> c, std::size_t ldc,
+                 std::size_t heads, std::size_t batch, std::size_t count, bool tf32, cudaStream_t stream) {
   if (m == 0 || n == 0 || count == 0) return;
   const auto alpha = one<T>(), beta_blas = beta == T(0) ? zero<T>() : one<T>();
   constexpr cudaDataType t = detail::data_type_of<T>();
-  const detail::scratch<const void*> pointers(3 * count, stream);
-  detail::upload(pointers.ptr, reinterpret_cast<const void* const*>(a), count, stream);
-  detail::upload(pointers.ptr + count, reinterpret_cast<const void* const*>(b), count, stream);
-  detail::upload(pointers.ptr + 2 * count, reinterpret_cast<const void* const*>(c), count, stream);
+  const detail::scratch<const void*> pointers(3 * count, stream);  // stream-ordered: no host synchronization
+  block_pointer_kernel<<<detail::blocks_for(count), 256, 0, stream>>>(a, b, c, heads, batch, count, pointers.ptr);
+  TPROD_CUDA_CHECK(cudaGetLastError());
   TPROD_CUDA_CHECK(cublasGemmBatchedEx_64(
       detail::blas(stream), trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, int64_t(m),
       int64_t(n), int64_t(k), &alpha, pointers.ptr, t, int64_t(lda), pointers.ptr + count, t, int64_t(ldb),
@@ -119,9 +130,9 @@ void gemm_strided_batched(std::size_t m, std::size_t n, std::size_t l, std::size
   template void gemm_strided_batched<T>(bool, bool, std::size_t, std::size_t, std::size_t, std::size_t, const T*,   \
                                         std::size_t, std::size_t, const T*, std::size_t, std::size_t, T, T*,        \
                                         std::size_t, std::size_t, bool, cudaStream_t);                      \
-  template void gemm_batched<T>(bool, bool, std::size_t, std::size_t, std::size_t, const T* const*, std::size_t,   \
-                                const T* const*, std::size_t, T, T* const*, std::size_t, std::size_t, bool,       \
-                                cudaStream_t);
+  template void gemm_blocks<T>(bool, bool, std::size_t, std::size_t, std::size_t, block_grid<const T>,             \
+                               std::size_t, block_grid<const T>, std::size_t, T, block_grid<T>, std::size_t,         \
+                               std::size_t, std::size_t, std::size_t, bool, cudaStream_t);
 TPROD_CUDA_FOR_EACH_SCALAR(TPROD_INSTANTIATE)
 #undef TPROD_INSTANTIATE
 

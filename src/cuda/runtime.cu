@@ -1,6 +1,8 @@
-// Devices, stream-ordered memory, copies, the cached transform factors and the cuBLAS handles.
+// Devices, stream-ordered memory, copies (small uploads staged through pinned memory), the cached transform
+// factors and the cuBLAS handles.
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -40,6 +42,73 @@ Handle per_thread_handle(cudaStream_t stream) {
   return h;
 }
 }  // namespace
+
+namespace {
+// The staging ring of upload_bytes: 1 MiB of pinned memory per host thread, handed out in order. Each copy from it
+// records an event; a part of the ring is reused only once the copies that read it have completed, which for the
+// small tables and index lists staged here is long before the ring comes round.
+class staging_ring {
+ public:
+  static constexpr std::size_t capacity = std::size_t(1) << 20;
+  static constexpr std::size_t largest = capacity / 8;  // larger copies go straight from pageable memory
+  static constexpr std::size_t alignment = 256;
+
+  ~staging_ring() {  // at thread exit; the runtime may be shutting down, so nothing is checked
+    for (auto& p : in_flight_) cudaEventDestroy(p.done);
+    for (auto e : spare_) cudaEventDestroy(e);
+    if (buffer_) cudaFreeHost(buffer_);
+  }
+
+  void upload(void* device, const void* host, std::size_t bytes, cudaStream_t stream) {
+    if (!buffer_) TPROD_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&buffer_), capacity));
+    const std::size_t need = (bytes + alignment - 1) / alignment * alignment;
+    if (head_ + need > capacity) head_ = 0;
+    const std::size_t begin = head_, end = head_ + need;
+    // Regions are handed out in ring order, so those [begin, end) overlaps are the oldest still in flight.
+    while (!in_flight_.empty() && overlaps(in_flight_.front(), begin, end)) retire_front(true);
+    while (!in_flight_.empty() && cudaEventQuery(in_flight_.front().done) == cudaSuccess) retire_front(false);
+    std::memcpy(buffer_ + begin, host, bytes);
+    TPROD_CUDA_CHECK(cudaMemcpyAsync(device, buffer_ + begin, bytes, cudaMemcpyHostToDevice, stream));
+    cudaEvent_t done = nullptr;
+    if (spare_.empty()) {
+      TPROD_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    } else {
+      done = spare_.back();
+      spare_.pop_back();
+    }
+    TPROD_CUDA_CHECK(cudaEventRecord(done, stream));
+    in_flight_.push_back({begin, end, done});
+    head_ = end;
+  }
+
+ private:
+  struct region {
+    std::size_t begin, end;
+    cudaEvent_t done;
+  };
+  static bool overlaps(const region& r, std::size_t begin, std::size_t end) { return r.begin < end && begin < r.end; }
+  void retire_front(bool wait) {
+    if (wait) TPROD_CUDA_CHECK(cudaEventSynchronize(in_flight_.front().done));
+    spare_.push_back(in_flight_.front().done);
+    in_flight_.pop_front();
+  }
+
+  char* buffer_ = nullptr;
+  std::size_t head_ = 0;
+  std::deque<region> in_flight_;
+  std::vector<cudaEvent_t> spare_;
+};
+}  // namespace
+
+void upload_bytes(void* device, const void* host, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  if (bytes > staging_ring::largest) {
+    TPROD_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
+    return;
+  }
+  thread_local staging_ring ring;
+  ring.upload(device, host, bytes, stream);
+}
 
 cublasHandle_t blas(cudaStream_t stream) {
   return per_thread_handle<cublasHandle_t, cublasCreate, cublasDestroy, cublasSetStream>(stream);

@@ -87,12 +87,20 @@ void gemm_strided_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t
                           std::size_t stride_b, T beta, T* c, std::size_t ldc, std::size_t stride_c, bool tf32,
                           cudaStream_t stream);
 
-/// @brief C_i = op(A_i)·op(B_i) (+ β·C_i) for `count` GEMMs given by host arrays of device pointers (uploaded, one
-/// cublasGemmBatchedEx call): op(A_i) m×k, op(B_i) k×n, leading dimensions shared; β ∈ {0, 1}.
+/// @brief The blocks of one operand of a batched GEMM over (slice, head, sequence): block f = (s·heads + j)·batch + b
+/// starts at base + s·slice + j·head + b·sequence (strides in elements).
+template <class E>
+struct block_grid {
+  E* base;
+  std::size_t slice, head, sequence;
+};
+/// @brief C_f = op(A_f)·op(B_f) (+ β·C_f) for the `count` blocks of three block grids over `heads` heads and `batch`
+/// sequences (one cublasGemmBatchedEx call on pointer tables that a kernel writes on the device, so nothing is
+/// copied from the host): op(A_f) m×k, op(B_f) k×n, leading dimensions shared; β ∈ {0, 1}.
 template <class T>
-void gemm_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, const T* const* a,
-                  std::size_t lda, const T* const* b, std::size_t ldb, T beta, T* const* c, std::size_t ldc,
-                  std::size_t count, bool tf32, cudaStream_t stream);
+void gemm_blocks(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, block_grid<const T> a,
+                 std::size_t lda, block_grid<const T> b, std::size_t ldb, T beta, block_grid<T> c, std::size_t ldc,
+                 std::size_t heads, std::size_t batch, std::size_t count, bool tf32, cudaStream_t stream);
 
 // The nn layers' kernels, for float and double.
 /// @brief The attention's column softmax (src/cuda/attention.cu) over `blocks` T_k×T_q blocks of probs, in place:
