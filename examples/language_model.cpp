@@ -40,7 +40,7 @@
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/multilinear_attention.hpp"
 #include "tprod/transform/dct.hpp"

@@ -8,7 +8,7 @@
 // Model: nn::make_text_classifier — token embedding, sinusoidal positions (α per slice), dropout, N post-norm
 // encoder layers (GELU), mean pooling over the valid tokens, linear head; paper 000's IMDB shape d = 128, H = 4,
 // d_ff = 512, 4 layers, T = 128 by default. Std and T4 share the embedding and the head: only the encoder differs.
-// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), every model from --seeds seeds
+// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/model/fit.hpp), every model from --seeds seeds
 // (default 3, quick 1), reported as mean ± sd.
 // "t4-learned-z" is T4 with a learned orthogonal transform Z = Q(S)·DCT (nn::learned_transform) instead of the DCT.
 //
@@ -38,7 +38,7 @@
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/learned_transform.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/transform/dct.hpp"

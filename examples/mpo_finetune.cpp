@@ -35,9 +35,9 @@
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
-#include "tprod/nn/mpo_finetune.hpp"
+#include "tprod/nn/model/mpo_finetune.hpp"
 #include "tprod/transform/identity_transform.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 // (GELU FFN), mean pooling over the valid tokens, linear head; p = 1, identity transform. The three models share
 // everything but the attention: "standard" (H heads), "multilinear" (P block terms of rank R, superdiagonal or full
 // cores, W_O with N² rows) and "dimension-wise" (H heads attending over their d/H features).
-// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/fit.hpp), every model from --seeds seeds
+// Training: AdamW + one-cycle + gradient clipping (nn::fit, tprod/nn/model/fit.hpp), every model from --seeds seeds
 // (default 3, quick 1), reported as mean ± sd.
 //
 //   multilinear_attention --data build/data/spam-assassin
@@ -33,7 +33,7 @@
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/transform/identity_transform.hpp"
 

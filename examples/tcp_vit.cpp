@@ -28,7 +28,7 @@
 #include "support/seeds.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/idx.hpp"
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/patchify.hpp"
 #include "tprod/transform/dct.hpp"

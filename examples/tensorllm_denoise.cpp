@@ -12,7 +12,7 @@
 // replaces the same four matrices of the same layers by their rank-k truncated SVDs, with k chosen so that the
 // 4·k·2d numbers it stores per layer are closest to the Tucker factors and cores. Each variant is evaluated on the
 // test split (and a subset of the training split); nothing is retrained. Both are library calls on the model's
-// encoder stack: nn::compress_attention and nn::laser_attention (tprod/nn/compress_attention.hpp).
+// encoder stack: nn::compress_attention and nn::laser_attention (tprod/nn/model/compress_attention.hpp).
 //
 // With --seeds N (default 3; quick 1) it denoises the checkpoints of ltransformer_text's N seeds
 // (checkpoints/std.safetensors for the first, std-seed<S>.safetensors for S = --seed + 1, …) and reports every variant
@@ -43,8 +43,8 @@
 #include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/safetensors.hpp"
-#include "tprod/nn/checkpoint.hpp"
-#include "tprod/nn/compress_attention.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
+#include "tprod/nn/model/compress_attention.hpp"
 #include "tprod/nn/model.hpp"
 
 namespace {
@@ -308,7 +308,7 @@ int run(int argc, char** argv) {
     };
     const std::vector<weights> original = current_weights();
     // Compresses the chosen layers of the original model with a library call on the stack
-    // (nn/compress_attention.hpp) and returns the numbers the compressed attention matrices take, from the
+    // (nn/model/compress_attention.hpp) and returns the numbers the compressed attention matrices take, from the
     // per-layer compression ratios.
     const auto compress_original = [&](const auto& compress) {
       for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);

@@ -31,7 +31,7 @@
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/model/attention_layer.hpp"
 #include "tprod/nn/model/spectral_attention_layer.hpp"

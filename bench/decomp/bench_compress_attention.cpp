@@ -4,7 +4,7 @@
 // the four relative errors. Baseline: LASER on the same layer (nn::laser_attention, rank 96, the same storage within
 // 3 %: 4·96·1536 = 589 824 against 591 888 numbers).
 #include "bench_decomp_common.hpp"
-#include "tprod/nn/compress_attention.hpp"
+#include "tprod/nn/model/compress_attention.hpp"
 #include "tprod/nn/extern_templates.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// The examples' use of the library's training loop (tprod/nn/fit.hpp): every epoch's evaluation goes to the
+// The examples' use of the library's training loop (tprod/nn/model/fit.hpp): every epoch's evaluation goes to the
 // example's training_log (CSV and plot), and every model's training state to OUT/state/<model>.state.safetensors
 // (<model>-seed<S> beyond the first seed), from which --resume continues it. The names the examples use for the
 // library's types.
@@ -8,7 +8,7 @@
 
 #include "support/example_options.hpp"
 #include "support/training_report.hpp"
-#include "tprod/nn/fit.hpp"
+#include "tprod/nn/model/fit.hpp"
 
 namespace tprod::examples {
 

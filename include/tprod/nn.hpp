@@ -5,6 +5,7 @@
 /// compute counts.
 #include "tprod/nn/activation.hpp"
 #include "tprod/nn/attention.hpp"
+#include "tprod/nn/attention_kinds.hpp"
 #include "tprod/nn/decoder.hpp"
 #include "tprod/nn/embedding.hpp"
 #include "tprod/nn/encoder.hpp"

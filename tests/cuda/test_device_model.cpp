@@ -11,11 +11,11 @@
 
 #include "cuda_test.hpp"
 #include "small_models.hpp"
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/decoder.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/model/decoder_stack.hpp"
-#include "tprod/nn/training_state.hpp"
+#include "tprod/nn/model/training_state.hpp"
 
 using namespace tprod;
 using namespace tprod::test;

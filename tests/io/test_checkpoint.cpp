@@ -1,4 +1,4 @@
-// Model checkpoints (nn/checkpoint.hpp): a save/load round trip through the parameter-name tree, strict loading
+// Model checkpoints (nn/model/checkpoint.hpp): a save/load round trip through the parameter-name tree, strict loading
 // (missing, unexpected, mis-shaped and mis-typed tensors refused, naming the parameter, leaving the model as it
 // was), and a checkpoint edited by Python (json + struct only) loaded back.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "scratch_dir.hpp"
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/transform/dct.hpp"
 

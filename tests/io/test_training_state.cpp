@@ -1,4 +1,4 @@
-// Training states (nn/training_state.hpp): parameters, AdamW's moments and step survive a save/load round trip
+// Training states (nn/model/training_state.hpp): parameters, AdamW's moments and step survive a save/load round trip
 // bit for bit, so that the next step after loading equals the next step of the run that saved; a weights-only
 // checkpoint is not a state; a model of another shape is refused with nothing changed. nn::fit's use of the states
 // (stopping and resuming a run) is tested in tests/nn/test_fit.cpp.
@@ -10,7 +10,7 @@
 #include "../nn/model_test_util.hpp"
 #include "scratch_dir.hpp"
 #include "tprod/nn/model.hpp"
-#include "tprod/nn/training_state.hpp"
+#include "tprod/nn/model/training_state.hpp"
 #include "tprod/transform/dct.hpp"
 
 using namespace tprod;

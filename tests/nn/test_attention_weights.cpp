@@ -12,7 +12,7 @@
 #include "nn_test_util.hpp"
 #include "tprod/decomp/extern_templates.hpp"
 #include "tprod/nn/attention_weights.hpp"
-#include "tprod/nn/compress_attention.hpp"
+#include "tprod/nn/model/compress_attention.hpp"
 #include "tprod/nn/model.hpp"
 
 using namespace nn_test;

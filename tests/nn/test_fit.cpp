@@ -8,7 +8,7 @@
 
 #include "model_test_util.hpp"
 #include "scratch_dir.hpp"
-#include "tprod/nn/fit.hpp"
+#include "tprod/nn/model/fit.hpp"
 
 using namespace nn_test;
 namespace nn = tprod::nn;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model_test_util.hpp"
-#include "tprod/nn/fit.hpp"
+#include "tprod/nn/model/fit.hpp"
 #include "tprod/nn/model/language_model.hpp"
 #include "tprod/nn/multilinear_attention.hpp"
 #include "tprod/transform/dct.hpp"

@@ -1,4 +1,4 @@
-// MPO over-parameterized fine-tuning (nn/mpo_finetune.hpp): the exact MPO of a model's weight matrices (merged
+// MPO over-parameterized fine-tuning (nn/model/mpo_finetune.hpp): the exact MPO of a model's weight matrices (merged
 // weights, unchanged outputs at step 0), core gradients against finite differences, the importance score I_W by
 // hand, the factorization rule, module groups, static and dynamic selection, errors.
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include "model_test_util.hpp"
 #include "mpo_test_util.hpp"
 #include "tprod/nn/model.hpp"
-#include "tprod/nn/mpo_finetune.hpp"
+#include "tprod/nn/model/mpo_finetune.hpp"
 
 namespace nn = tprod::nn;
 using nn_test::small_text_batch;

@@ -9,7 +9,7 @@
 #include "cli.hpp"
 #include "tprod/decomp/extern_templates.hpp"  // compiled once, in tprod::instances
 #include "tprod/io/safetensors.hpp"
-#include "tprod/nn/compress_attention.hpp"
+#include "tprod/nn/model/compress_attention.hpp"
 
 namespace tprod::cli {
 

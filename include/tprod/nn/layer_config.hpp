@@ -18,7 +18,7 @@
 
 #include "tprod/core/error.hpp"
 #include "tprod/nn/activation.hpp"
-#include "tprod/nn/detail/attention_kernels.hpp"
+#include "tprod/nn/attention_kinds.hpp"
 #include "tprod/nn/layer_norm.hpp"
 
 namespace tprod::nn {

@@ -59,7 +59,7 @@ class adamw {
   const adamw_config& config() const { return config_; }
   std::size_t steps() const { return t_; }
   /// @brief The first and second moments m and v, one tensor per parameter tensor in visiting order (empty before
-  /// the first step): with steps(), everything a saved run needs to continue (nn/training_state.hpp).
+  /// the first step): with steps(), everything a saved run needs to continue (nn/model/training_state.hpp).
   const std::vector<tensor>& first_moments() const { return m_; }
   const std::vector<tensor>& second_moments() const { return v_; }
 

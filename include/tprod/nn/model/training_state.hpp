@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tprod/nn/checkpoint.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/optim.hpp"
 
 namespace tprod::nn {

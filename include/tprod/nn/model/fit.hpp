@@ -41,7 +41,7 @@
 #include "tprod/core/error.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/schedule.hpp"
-#include "tprod/nn/training_state.hpp"
+#include "tprod/nn/model/training_state.hpp"
 
 namespace tprod::nn {
 
