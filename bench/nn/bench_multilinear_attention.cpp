@@ -22,7 +22,7 @@ template <class A>
 void run(benchmark::State& state, A prm, std::size_t n, double forward_flops) {
   const std::size_t d = prm.width();
   auto grads = nn::zeros_like(prm);
-  const auto tm = nn::detail::tube_maps_of<float>(L{});
+  const auto tm = nn::detail::transform_passes_of<float>(L{});
   const auto x = tprod::random_tensor3<float>(batch * n, d, 1, 2), dy = tprod::random_tensor3<float>(batch * n, d, 1, 3);
   tprod::tensor3<float> y, dx;
   nn::attention_cache_of<A> cache;

@@ -21,6 +21,7 @@
 #include <vector>
 #include <xtensor/xarray.hpp>
 
+#include "tprod/core/detail/dense_matrix.hpp"
 #include "tprod/core/error.hpp"
 #include "tprod/core/tensor3.hpp"
 
@@ -37,9 +38,8 @@ using ndtensor = xt::xarray<T, xt::layout_type::column_major>;
 /// @brief The shape of an ndtensor: (I_1, …, I_N).
 using nd_shape = std::vector<std::size_t>;
 
-/// @brief A dense column-major Eigen matrix (factor matrices, unfoldings).
-template <real_scalar T>
-using dense_matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+/// @brief A dense column-major Eigen matrix (factor matrices, unfoldings): the one the whole library uses.
+using detail::dense_matrix;
 
 /// @brief A dense Eigen column vector.
 template <real_scalar T>

@@ -114,7 +114,7 @@ struct attention_workspace {
 
 /// The tensors of attention_params without their transform type (the kernels below are compiled per scalar).
 template <class T, memory_space S = host_space>
-struct attention_weights {
+struct attention_tensors {
   std::size_t heads;
   attention_variant variant;
   const tensor3<T, dextents3, S>& w_qkv;
@@ -132,7 +132,7 @@ struct attention_weight_grads {
   tensor3<T, dextents3, S>& b_o;
 };
 template <class T, class L, class S>
-attention_weights<T, S> weights_of(const attention_params<T, L, S>& p) {
+attention_tensors<T, S> weights_of(const attention_params<T, L, S>& p) {
   return {p.heads, p.variant, p.w_qkv.data(), p.b_qkv.data(), p.w_o.data(), p.b_o.data()};
 }
 template <class T, class L, class S>
@@ -154,7 +154,7 @@ qkv_blocks<E> qkv_sources(E* q, E* kv, std::size_t rq, std::size_t rk, std::size
 }
 
 template <class T, class S>
-attention_dims attention_shape(const attention_weights<T, S>& w, const tensor3<T, dextents3, S>& xq,
+attention_dims attention_shape(const attention_tensors<T, S>& w, const tensor3<T, dextents3, S>& xq,
                                const tensor3<T, dextents3, S>& xkv, std::size_t batch, const char* who) {
   const std::size_t ds = w.width(), p = w.slices();
   TPROD_EXPECTS(xq.n() == ds && xq.p() == p && xkv.n() == ds && xkv.p() == p,
@@ -169,7 +169,7 @@ attention_dims attention_shape(const attention_weights<T, S>& w, const tensor3<T
 
 /// Ŷ = MHA core in the transform domain (xkv_hat = nullptr: self-attention on xq_hat).
 template <class T, class S>
-void attention_hat_forward(const attention_weights<T, S>& w, const tube_maps<T, S>& tm,
+void attention_hat_forward(const attention_tensors<T, S>& w, const transform_passes<T, S>& tm,
                            const tensor3<T, dextents3, S>& xq_hat,
                            std::type_identity_t<const tensor3<T, dextents3, S>*> xkv_hat, std::size_t batch,
                            const attention_mask& mask, attention_cache<T, S>& c, tensor3<T, dextents3, S>& y_hat) {
@@ -207,7 +207,7 @@ void attention_hat_forward(const attention_weights<T, S>& w, const tube_maps<T, 
 /// Backward of attention_hat_forward: dX̂_q (and dX̂_kv for cross-attention) assigned, parameter gradients
 /// assigned into g.
 template <class T, class S>
-void attention_hat_backward(const attention_weights<T, S>& w, const tube_maps<T, S>& tm,
+void attention_hat_backward(const attention_tensors<T, S>& w, const transform_passes<T, S>& tm,
                             const tensor3<T, dextents3, S>& xq_hat,
                             std::type_identity_t<const tensor3<T, dextents3, S>*> xkv_hat,
                             const attention_cache<T, S>& c, const tensor3<T, dextents3, S>& dy_hat,
@@ -264,7 +264,7 @@ template <std::floating_point T, real_transform<T> L, memory_space S>
 void attention_forward(const attention_params<T, L, S>& prm, const tensor3<T, dextents3, S>& x, std::size_t batch,
                        const attention_mask& mask, tensor3<T, dextents3, S>& out, attention_saved<T, S>& saved) {
   tensor3<T, dextents3, S> y_hat;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   tm.forward(x, saved.x_hat);
   saved.memory_hat = tensor3<T, dextents3, S>();
   detail::attention_hat_forward(detail::weights_of(prm), tm, saved.x_hat, nullptr, batch, mask, saved.cache, y_hat);
@@ -288,7 +288,7 @@ void cross_attention_forward(const attention_params<T, L, S>& prm, const tensor3
                              const tensor3<T, dextents3, S>& memory, std::size_t batch, const attention_mask& mask,
                              tensor3<T, dextents3, S>& out, attention_saved<T, S>& saved) {
   tensor3<T, dextents3, S> y_hat;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   tm.forward(x, saved.x_hat);
   tm.forward(memory, saved.memory_hat);
   detail::attention_hat_forward(detail::weights_of(prm), tm, saved.x_hat, &saved.memory_hat, batch, mask, saved.cache,
@@ -313,7 +313,7 @@ attention_grads<T, L, S> attention_backward(const attention_params<T, L, S>& prm
   attention_grads<T, L, S> g{tensor3<T, dextents3, S>(), tensor3<T, dextents3, S>(), zeros_like(prm)};
   detail::attention_workspace<T, S> ws;
   const bool cross = saved.memory_hat.size() != 0;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   tm.inverse_adjoint(d_out, ws.dy_hat);
   detail::attention_hat_backward(detail::weights_of(prm), tm, saved.x_hat, cross ? &saved.memory_hat : nullptr,
                                  saved.cache, ws.dy_hat, ws, ws.dx_hat, cross ? &ws.dm_hat : nullptr,

@@ -106,7 +106,7 @@ void decoder_layer_forward(const decoder_params<T, L, S>& prm, const tensor3<T, 
                            tensor3<T, dextents3, S>& out, decoder_saved<T, S>& saved, decoder_workspace<T, S>& ws) {
   using tensor = tensor3<T, dextents3, S>;
   const auto& cfg = prm.config;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   TPROD_EXPECTS(x.n() == cfg.width && x.p() == cfg.slices && memory.n() == cfg.width && memory.p() == cfg.slices,
                 "nn::decoder_layer_forward: inputs " + x.shape() + " and " + memory.shape() +
                     " do not match the layer (rows x " + std::to_string(cfg.width) + " x " +
@@ -150,7 +150,7 @@ void decoder_layer_backward(const decoder_params<T, L, S>& prm, const decoder_sa
                             decoder_workspace<T, S>& ws) {
   using tensor = tensor3<T, dextents3, S>;
   const auto& cfg = prm.config;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   TPROD_EXPECTS(d_out.n() == cfg.width && d_out.p() == cfg.slices && d_out.m() == saved.r1.f_in_hat.m(),
                 "nn::decoder_layer_backward: gradient " + d_out.shape() + " does not match the layer output");
   const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;

@@ -36,13 +36,13 @@ struct attention_state<attention_params<T, L, S>> {
 
 /// The encoder's hooks for the token-wise (or dimension-wise) L-multi-head self-attention.
 template <std::floating_point T, class L, class S>
-void attention_sublayer_forward(const attention_params<T, L, S>& a, const detail::tube_maps<T, S>& tm,
+void attention_sublayer_forward(const attention_params<T, L, S>& a, const detail::transform_passes<T, S>& tm,
                                 const tensor3<T, dextents3, S>& x_hat, std::size_t batch, const attention_mask& mask,
                                 detail::attention_cache<T, S>& cache, tensor3<T, dextents3, S>& y_hat) {
   detail::attention_hat_forward(detail::weights_of(a), tm, x_hat, nullptr, batch, mask, cache, y_hat);
 }
 template <std::floating_point T, class L, class S>
-void attention_sublayer_backward(const attention_params<T, L, S>& a, const detail::tube_maps<T, S>& tm,
+void attention_sublayer_backward(const attention_params<T, L, S>& a, const detail::transform_passes<T, S>& tm,
                                  const tensor3<T, dextents3, S>& x_hat, const detail::attention_cache<T, S>& cache,
                                  const tensor3<T, dextents3, S>& dy_hat, detail::attention_workspace<T, S>& ws,
                                  tensor3<T, dextents3, S>& dx_hat, attention_params<T, L, S>& g) {
@@ -152,7 +152,7 @@ void encoder_layer_forward(const encoder_params<T, L, A>& prm,
   using S = space_of_part_t<A>;
   using tensor = tensor3<T, dextents3, S>;
   const auto& cfg = prm.config;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   TPROD_EXPECTS(x.n() == cfg.width && x.p() == cfg.slices,
                 "nn::encoder_layer_forward: input " + x.shape() + " does not match the layer (rows x " +
                     std::to_string(cfg.width) + " x " + std::to_string(cfg.slices) + ")");
@@ -189,7 +189,7 @@ void encoder_layer_backward(const encoder_params<T, L, A>& prm, const encoder_sa
   using S = space_of_part_t<A>;
   using tensor = tensor3<T, dextents3, S>;
   const auto& cfg = prm.config;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   TPROD_EXPECTS(d_out.n() == cfg.width && d_out.p() == cfg.slices && d_out.m() == saved.r1.f_in_hat.m(),
                 "nn::encoder_layer_backward: gradient " + d_out.shape() + " does not match the layer output");
   const bool in_transform = cfg.norm == layer_norm_kind::transform_domain;

@@ -23,11 +23,11 @@
       tprod::tensor3_view<const T>, std::size_t, tprod::tensor3_view<T>, bool, tprod::tensor3_view<T>,                 \
       tprod::tensor3_view<T>);                                                                                         \
   TPROD_KW void tprod::nn::detail::attention_hat_forward<T>(                                                           \
-      const tprod::nn::detail::attention_weights<T>&, const tprod::nn::detail::tube_maps<T>&,                          \
+      const tprod::nn::detail::attention_tensors<T>&, const tprod::nn::detail::transform_passes<T>&,                          \
       const tprod::tensor3<T>&, const tprod::tensor3<T>*, std::size_t, const tprod::nn::attention_mask&,               \
       tprod::nn::detail::attention_cache<T>&, tprod::tensor3<T>&);                                                     \
   TPROD_KW void tprod::nn::detail::attention_hat_backward<T>(                                                          \
-      const tprod::nn::detail::attention_weights<T>&, const tprod::nn::detail::tube_maps<T>&,                          \
+      const tprod::nn::detail::attention_tensors<T>&, const tprod::nn::detail::transform_passes<T>&,                          \
       const tprod::tensor3<T>&, const tprod::tensor3<T>*, const tprod::nn::detail::attention_cache<T>&,                \
       const tprod::tensor3<T>&, tprod::nn::detail::attention_workspace<T>&, tprod::tensor3<T>&, tprod::tensor3<T>*,    \
       const tprod::nn::detail::attention_weight_grads<T>&);                                                            \
@@ -47,11 +47,11 @@
       tprod::tensor3_view<const T>, tprod::tensor3_view<const T>, tprod::tensor3_view<const T>,                        \
       tprod::tensor3_view<T>, tprod::tensor3_view<T>, tprod::tensor3_view<T>);                                           \
   TPROD_KW void tprod::nn::detail::residual_forward<T>(                                                                \
-      const tprod::nn::layer_config&, const tprod::nn::detail::tube_maps<T>&, const tprod::nn::layer_norm_params<T>&,  \
+      const tprod::nn::layer_config&, const tprod::nn::detail::transform_passes<T>&, const tprod::nn::layer_norm_params<T>&,  \
       const tprod::tensor3<T>&, tprod::tensor3<T>&, tprod::nn::detail::residual_saved<T>&,                             \
       tprod::nn::detail::residual_workspace<T>&, const tprod::nn::detail::sublayer_fn<T>&);                            \
   TPROD_KW void tprod::nn::detail::residual_backward<T>(                                                               \
-      const tprod::nn::layer_config&, const tprod::nn::detail::tube_maps<T>&, const tprod::nn::layer_norm_params<T>&,  \
+      const tprod::nn::layer_config&, const tprod::nn::detail::transform_passes<T>&, const tprod::nn::layer_norm_params<T>&,  \
       const tprod::nn::detail::residual_saved<T>&, const tprod::tensor3<T>&, tprod::tensor3<T>&,                       \
       tprod::nn::layer_norm_params<T>&, tprod::nn::detail::residual_workspace<T>&,                                     \
       const tprod::nn::detail::sublayer_fn<T>&);                                                                       \

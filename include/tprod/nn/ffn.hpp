@@ -145,7 +145,7 @@ template <std::floating_point T, real_transform<T> L, memory_space S>
 void ffn_forward(const ffn_params<T, L, S>& prm, const tensor3<T, dextents3, S>& x, tensor3<T, dextents3, S>& out,
                  ffn_saved<T, S>& saved) {
   tensor3<T, dextents3, S> y_hat;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   tm.forward(x, saved.x_hat);
   detail::ffn_hat_forward(detail::weights_of(prm), saved.x_hat, saved.cache, y_hat);
   tm.inverse(y_hat, out);
@@ -166,7 +166,7 @@ ffn_grads<T, L, S> ffn_backward(const ffn_params<T, L, S>& prm, const ffn_saved<
                                 const tensor3<T, dextents3, S>& d_out) {
   ffn_grads<T, L, S> g{tensor3<T, dextents3, S>(), zeros_like(prm)};
   detail::ffn_workspace<T, S> ws;
-  const auto tm = detail::tube_maps_of<T, S>(prm.transform());
+  const auto tm = detail::transform_passes_of<T, S>(prm.transform());
   tm.inverse_adjoint(d_out, ws.dy_hat);
   detail::ffn_hat_backward(detail::weights_of(prm), saved.x_hat, saved.cache, ws.dy_hat, ws, ws.dx_hat, false,
                            detail::grads_of(g.d_params));

@@ -242,7 +242,7 @@ struct attention_state<multilinear_attention_params<T, L>> {
 /// With mask.causal, output i sees only the pairs of tokens j, m ≤ i (the file comment).
 /// @throws shape_error for an input of another width, slice count or length, or bad lengths.
 template <std::floating_point T, class L>
-void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, const detail::tube_maps<T>&,
+void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, const detail::transform_passes<T>&,
                                 const tensor3<T>& x_hat, std::size_t batch, const attention_mask& mask,
                                 detail::multilinear_attention_cache<T>& c, tensor3<T>& y_hat) {
   const char* who = "nn::multilinear_attention_forward";
@@ -311,7 +311,7 @@ void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, con
 /// (slice, sequence) block: dQ′, dZ, the block's dC and dK′, dV′ through dΦ = W_O·dZᵀ; then dW_O = Σ_b Φ_b·dZ_b
 /// by column panels of W_O (so no two threads add into the same entries).
 template <std::floating_point T, class L>
-void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, const detail::tube_maps<T>&,
+void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, const detail::transform_passes<T>&,
                                  const tensor3<T>& x_hat, const detail::multilinear_attention_cache<T>& c,
                                  const tensor3<T>& dy_hat, detail::multilinear_attention_workspace<T>& ws,
                                  tensor3<T>& dx_hat, multilinear_attention_params<T, L>& g) {
@@ -421,7 +421,7 @@ void multilinear_attention_forward(const multilinear_attention_params<T, L>& prm
                                    std::size_t batch, const attention_mask& mask, tensor3<T>& out,
                                    multilinear_attention_saved<T>& saved) {
   tensor3<T> y_hat;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  const auto tm = detail::transform_passes_of<T>(prm.transform());
   tm.forward(x, saved.x_hat);
   attention_sublayer_forward(prm, tm, saved.x_hat, batch, mask, saved.cache, y_hat);
   tm.inverse(y_hat, out);
@@ -450,7 +450,7 @@ multilinear_attention_grads<T, L> multilinear_attention_backward(const multiline
   multilinear_attention_grads<T, L> g{tensor3<T>(), zeros_like(prm)};
   detail::multilinear_attention_workspace<T> ws;
   tensor3<T> dy_hat, dx_hat;
-  const auto tm = detail::tube_maps_of<T>(prm.transform());
+  const auto tm = detail::transform_passes_of<T>(prm.transform());
   tm.inverse_adjoint(d_out, dy_hat);
   attention_sublayer_backward(prm, tm, saved.x_hat, saved.cache, dy_hat, ws, dx_hat, g.d_params);
   tm.adjoint(dx_hat, g.d_input);

@@ -94,7 +94,7 @@ std::pair<tensor3<T>, t_attention_saved<T>> t_attention_forward(const tensor3<T>
   detail::attention_scores_forward<T>(d, detail::blocks_of<const T>(s.q_hat.data(), q.m(), d.dh, 0),
                                       detail::blocks_of<const T>(s.k_hat.data(), k.m(), d.dh, 0),
                                       detail::blocks_of<const T>(s.v_hat.data(), k.m(), d.dh, 0), mask,
-                                      attention_variant::t_softmax, detail::tube_maps_of<T>(l), s.probs, s.probs_hat,
+                                      attention_variant::t_softmax, detail::transform_passes_of<T>(l), s.probs, s.probs_hat,
                                       detail::blocks_of<T>(o_hat.data(), q.m(), d.dh, 0));
   detail::from_transform(l, o_hat, r.first);
   return r;
@@ -113,7 +113,7 @@ t_attention_grads<T> t_attention_backward(const t_attention_saved<T>& s, const t
   detail::attention_scores_backward<T>(
       d, detail::blocks_of<const T>(s.q_hat.data(), rq, d.dh, 0),
       detail::blocks_of<const T>(s.k_hat.data(), rk, d.dh, 0), detail::blocks_of<const T>(s.v_hat.data(), rk, d.dh, 0),
-      attention_variant::t_softmax, detail::tube_maps_of<T>(l), s.probs, s.probs_hat,
+      attention_variant::t_softmax, detail::transform_passes_of<T>(l), s.probs, s.probs_hat,
       detail::blocks_of<const T>(do_hat.data(), rq, d.dh, 0), detail::blocks_of<T>(dq_hat.data(), rq, d.dh, 0),
       detail::blocks_of<T>(dk_hat.data(), rk, d.dh, 0), detail::blocks_of<T>(dv_hat.data(), rk, d.dh, 0), dp, dp_hat);
   t_attention_grads<T> g;

@@ -1,6 +1,7 @@
 #pragma once
 /// @file dense_matrix.hpp
-/// @brief The dynamic column-major Eigen matrix that transform matrices and slice copies use.
+/// @brief The dynamic column-major Eigen matrix that transform matrices, slice copies and the decompositions' factor
+/// matrices use (tprod::dense_matrix in decomp/ndtensor.hpp names this one).
 #include <Eigen/Core>
 
 namespace tprod::detail {

@@ -95,7 +95,7 @@ inline backend::kernels::attention_masking masking_of(const attention_mask& mask
 template <class T, class S>
 void attention_scores_forward(const attention_dims& d, head_blocks<const T> q, head_blocks<const T> k,
                               head_blocks<const T> v, const attention_mask& mask, attention_variant variant,
-                              const tube_maps<T, S>& tm, tensor3<T, dextents3, S>& probs,
+                              const transform_passes<T, S>& tm, tensor3<T, dextents3, S>& probs,
                               tensor3<T, dextents3, S>& probs_hat, head_blocks<T> out) {
   ensure_shape(probs, d.tk, d.tq, d.blocks());
   tally_macs(2 * d.block_product_macs());  // S = K·Qᵀ and O = Pᵀ·V
@@ -115,7 +115,7 @@ void attention_scores_forward(const attention_dims& d, head_blocks<const T> q, h
 /// Backward of attention_scores_forward: dQ, dK, dV (assigned) from dO. `dp` and `dp_hat` are workspace.
 template <class T, class S>
 void attention_scores_backward(const attention_dims& d, head_blocks<const T> q, head_blocks<const T> k,
-                               head_blocks<const T> v, attention_variant variant, const tube_maps<T, S>& tm,
+                               head_blocks<const T> v, attention_variant variant, const transform_passes<T, S>& tm,
                                const tensor3<T, dextents3, S>& probs, const tensor3<T, dextents3, S>& probs_hat,
                                head_blocks<const T> d_out, head_blocks<T> dq, head_blocks<T> dk, head_blocks<T> dv,
                                tensor3<T, dextents3, S>& dp, tensor3<T, dextents3, S>& dp_hat) {

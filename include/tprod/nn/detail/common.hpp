@@ -167,9 +167,9 @@ void inverse_transform_adjoint(const L& l, const tensor3<T, dextents3, S>& in, t
 
 /// @brief The four tube maps of a transform (L, L⁻¹ and their adjoints) in memory space S behind function pointers,
 /// so that the layers' kernels are compiled once per scalar type rather than once per (scalar, transform) pair.
-/// Holds a pointer to the policy: it must outlive the tube_maps.
+/// Holds a pointer to the policy: it must outlive the transform_passes.
 template <class T, memory_space S = host_space>
-struct tube_maps {
+struct transform_passes {
   using view = view_in<T, S>;
   using cview = view_in<const T, S>;
   using tensor = tensor3<T, dextents3, S>;
@@ -202,7 +202,7 @@ struct tube_maps {
 };
 
 template <class T, memory_space S = host_space, class L>
-tube_maps<T, S> tube_maps_of(const L& l) {
+transform_passes<T, S> transform_passes_of(const L& l) {
   using cview = view_in<const T, S>;
   using view = view_in<T, S>;
   return {&l, [](const void* p, cview in, view out) { to_transform<T, S>(*static_cast<const L*>(p), in, out); },

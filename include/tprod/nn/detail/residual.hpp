@@ -36,7 +36,7 @@ using sublayer_fn = std::function<void(const tensor3<T, dextents3, S>&, tensor3<
 
 /// s_out = residual sublayer(s_in); `f(in_hat, out_hat)` runs the transform-domain sublayer.
 template <class T, class S>
-void residual_forward(const layer_config& cfg, const tube_maps<T, S>& tm, const layer_norm_params<T, S>& ln,
+void residual_forward(const layer_config& cfg, const transform_passes<T, S>& tm, const layer_norm_params<T, S>& ln,
                       const tensor3<T, dextents3, S>& s_in, tensor3<T, dextents3, S>& s_out, residual_saved<T, S>& sv,
                       residual_workspace<T, S>& ws, const std::type_identity_t<sublayer_fn<T, S>>& f) {
   const bool orig = cfg.norm == layer_norm_kind::original_domain;
@@ -73,7 +73,7 @@ void residual_forward(const layer_config& cfg, const tube_maps<T, S>& tm, const 
 /// ds_in from ds_out; `fb(d_out_hat, d_in_hat)` runs the sublayer's backward (assigning d_in_hat and its
 /// parameter gradients); the LayerNorm's gradients go to d_ln. ds_in must not alias ds_out.
 template <class T, class S>
-void residual_backward(const layer_config& cfg, const tube_maps<T, S>& tm, const layer_norm_params<T, S>& ln,
+void residual_backward(const layer_config& cfg, const transform_passes<T, S>& tm, const layer_norm_params<T, S>& ln,
                        const residual_saved<T, S>& sv, const tensor3<T, dextents3, S>& ds_out,
                        tensor3<T, dextents3, S>& ds_in, layer_norm_params<T, S>& d_ln, residual_workspace<T, S>& ws,
                        const std::type_identity_t<sublayer_fn<T, S>>& fb) {

@@ -23,14 +23,14 @@ struct attention_layer {
       : params(std::move(prm)), name(std::move(layer_name)), fresh_(zeros_like(params.value)) {}
 
   const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
-    const auto tm = detail::tube_maps_of<T>(params.value.transform());
+    const auto tm = detail::transform_passes_of<T>(params.value.transform());
     tm.forward(x, x_hat_);
     attention_sublayer_forward(params.value, tm, x_hat_, b.size, attention_mask{false, b.lengths}, cache_, y_hat_);
     tm.inverse(y_hat_, out_);
     return out_;
   }
   const tensor3<T>& backward(const tensor3<T>& dy) {
-    const auto tm = detail::tube_maps_of<T>(params.value.transform());
+    const auto tm = detail::transform_passes_of<T>(params.value.transform());
     tm.inverse_adjoint(dy, y_hat_);
     attention_sublayer_backward(params.value, tm, x_hat_, cache_, y_hat_, ws_, dx_hat_, fresh_);
     params.accumulate(fresh_);

@@ -31,7 +31,7 @@ struct norm_layer {
       layer_norm_forward(params.value, x, out_, saved_);
       return out_;
     }
-    const auto tm = detail::tube_maps_of<T, S>(transform);
+    const auto tm = detail::transform_passes_of<T, S>(transform);
     tm.forward(x, hat_);
     layer_norm_forward(params.value, hat_, hat_out_, saved_);
     tm.inverse(hat_out_, out_);
@@ -42,7 +42,7 @@ struct norm_layer {
       layer_norm_backward(params.value, saved_, dy, dx_, fresh_);
     } else {
       // y = L⁻¹(LN(L x)): the cotangent goes through L⁻ᵀ, the norm's backward, then Lᵀ.
-      const auto tm = detail::tube_maps_of<T, S>(transform);
+      const auto tm = detail::transform_passes_of<T, S>(transform);
       tm.inverse_adjoint(dy, hat_);
       layer_norm_backward(params.value, saved_, hat_, hat_out_, fresh_);
       tm.adjoint(hat_out_, dx_);
