@@ -11,6 +11,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transform_concepts.hpp"
@@ -39,7 +40,8 @@ concept parameter_set = requires(P& params) {
   params.for_each([](std::string_view, tensor3<T, dextents3, S>&) {});
 };
 
-/// @brief The memory space of a parameter set, state or layer type X: X::memory_space_type, the host where X names none.
+/// @brief The memory space of a parameter set, state or layer type X: X::memory_space_type, the host where X names
+/// none.
 template <class X>
 struct space_of_part {
   using type = host_space;
@@ -53,14 +55,23 @@ template <class X>
 using space_of_part_t = typename space_of_part<X>::type;
 
 namespace detail {
-/// @brief A parameter set in memory space To: p itself (moved) where it lives there, else copy(p, To{}), the copy
-/// of its header (the device's comes with tprod/cuda.hpp). The model builders use it to build on the host, with the
-/// host's random numbers, and then move the parameters once.
+/// @brief A parameter set or tensor in memory space To: p itself (moved) where it lives there, else copy(p, To{}),
+/// the copy of its header (the device's comes with tprod/cuda.hpp). The model builders use it to build on the host,
+/// with the host's random numbers, and then move the parameters once.
 template <memory_space To, class P>
 auto to_space(P&& p) {
   using V = std::remove_cvref_t<P>;
   if constexpr (std::same_as<space_of_part_t<V>, To>) return V(std::forward<P>(p));
   else return copy(p, To{});
+}
+
+/// @brief Every element of v in memory space To (to_space on each): a model's layers, say.
+template <memory_space To, class P>
+auto all_to_space(std::vector<P> v) {
+  std::vector<decltype(to_space<To>(std::move(v.front())))> out;
+  out.reserve(v.size());
+  for (auto& x : v) out.push_back(to_space<To>(std::move(x)));
+  return out;
 }
 
 /// @brief f with `prefix` put before every name: a parameter set visits its parts as prefixed(f, "attn.").

@@ -104,7 +104,7 @@ struct sinusoidal_positional_params {
   std::size_t slices() const { return alpha.p(); }
   /// α_1…α_p on the host (a copy from the device where α lives there).
   std::vector<double> alpha_values() const {
-    const auto a = detail::on_host(alpha);
+    const auto& a = detail::on_host(alpha);
     std::vector<double> v(a.p());
     for (std::size_t k = 0; k < v.size(); ++k) v[k] = double(a(0, 0, k));
     return v;
@@ -204,7 +204,7 @@ tensor3<T, dextents3, S> positional_forward(const sinusoidal_positional_params<T
   const std::size_t len = detail::check_positional(x, batch, x.n(), prm.slices(), "nn::positional_forward");
   tensor3<T, dextents3, S> out;
   detail::add_per_sequence(
-      x, detail::in_space<S>(positional_encoding<T>(len, x.n(), prm.alpha_values(), prm.first_position)), batch, out);
+      x, detail::to_space<S>(positional_encoding<T>(len, x.n(), prm.alpha_values(), prm.first_position)), batch, out);
   return out;
 }
 
@@ -218,7 +218,8 @@ sinusoidal_positional_params<T, S> positional_backward(const sinusoidal_position
   auto g = zeros_like(prm);
   if (!prm.learnable) return g;
   const std::size_t ds = d_out.n();
-  const auto sum = detail::on_host(detail::sum_per_sequence(d_out, batch));
+  const auto summed = detail::sum_per_sequence(d_out, batch);
+  const auto& sum = detail::on_host(summed);
   const auto alpha = prm.alpha_values();
   tensor3<T> d_alpha(1, 1, prm.slices());
   for (std::size_t k = 0; k < prm.slices(); ++k) {
@@ -233,7 +234,7 @@ sinusoidal_positional_params<T, S> positional_backward(const sinusoidal_position
     }
     d_alpha(0, 0, k) = T(acc);
   }
-  g.alpha = detail::in_space<S>(std::move(d_alpha));
+  g.alpha = detail::to_space<S>(std::move(d_alpha));
   return g;
 }
 

@@ -37,18 +37,16 @@ void ensure_shape_like(tensor3<T, dextents3, S>& t, const tensor3<T, dextents3, 
   ensure_shape(t, like.m(), like.n(), like.p());
 }
 
-/// @brief t's values in a host tensor (a copy; from the device where t lives there). Small tensors only: a
-/// device call waits for the stream.
-template <class T, class S>
-tensor3<T> on_host(const tensor3<T, dextents3, S>& t) {
-  if constexpr (std::same_as<S, host_space>) return t;
-  else return copy(t, host_space{});
+/// @brief t's values on the host: t itself where it lives there (no copy, so bind the result by value when t is a
+/// temporary), else a host copy, which waits for the stream (small tensors, files).
+template <class T>
+const tensor3<T>& on_host(const tensor3<T>& t) {
+  return t;
 }
-/// @brief A host tensor moved into memory space S (copied to the device where S is the device's).
-template <class S, class T>
-tensor3<T, dextents3, S> in_space(tensor3<T> t) {
-  if constexpr (std::same_as<S, host_space>) return t;
-  else return copy(t, S{});
+template <class T, class S>
+  requires(!std::same_as<S, host_space>)
+tensor3<T> on_host(const tensor3<T, dextents3, S>& t) {
+  return copy(t, host_space{});
 }
 
 template <class T>

@@ -23,16 +23,6 @@
 
 namespace tprod::nn {
 
-namespace detail {
-/// @brief Adds t to the writer, through a host copy where t lives on the device.
-template <class T, class S>
-void add_from_any_space(io::safetensors_writer& w, std::string name, const tensor3<T, dextents3, S>& t) {
-  if constexpr (std::same_as<S, host_space>) w.add(std::move(name), t);
-  else w.add(std::move(name), copy(t, host_space{}));
-}
-
-}  // namespace detail
-
 /// @brief Writes every parameter of `model` and the metadata strings to `file`, atomically.
 /// @throws io_error naming the file when it cannot be written.
 template <std::floating_point T, layer<T> M>
@@ -40,7 +30,7 @@ void save_checkpoint(const std::filesystem::path& file, M& model,
                      const std::map<std::string, std::string>& metadata = {}) {
   io::safetensors_writer w;
   model.for_each_parameter([&](std::string_view name, layer_tensor<M, T>& v, layer_tensor<M, T>&) {
-    detail::add_from_any_space(w, std::string(name), v);
+    w.add(std::string(name), detail::on_host(v));
   });
   w.set_metadata("format", "pt");
   for (const auto& [k, v] : metadata) w.set_metadata(k, v);
@@ -71,7 +61,7 @@ void load_strictly(const io::safetensors_reader& r,
     loaded.emplace_back(t->m(), t->n(), t->p());
     r.load_into(name, loaded.back());
   }
-  for (std::size_t i = 0; i < targets.size(); ++i) *targets[i].second = in_space<S>(std::move(loaded[i]));
+  for (std::size_t i = 0; i < targets.size(); ++i) *targets[i].second = to_space<S>(std::move(loaded[i]));
 }
 
 }  // namespace detail

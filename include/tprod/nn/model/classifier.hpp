@@ -121,9 +121,9 @@ inline text_classifier_config text_classifier_config_from(const std::map<std::st
 /// A's memory space (attention_params<T, L, device_space>: on the GPU).
 template <std::floating_point T, real_transform<T> L, class A = attention_params<T, L>,
           memory_space S = space_of_part_t<A>>
-using text_classifier =
-    sequential<T, token_embedding<T, S>, positional_layer<T, sinusoidal_positional_params<T, S>>, dropout<T, S>,
-               encoder_stack<T, L, A>, pooling_layer<T, S>, flatten_layer<T, S>, linear_layer<T, identity_transform, S>>;
+using text_classifier = sequential<T, token_embedding<T, S>, positional_layer<T, sinusoidal_positional_params<T, S>>,
+                                   dropout<T, S>, encoder_stack<T, L, A>, pooling_layer<T, S>, flatten_layer<T, S>,
+                                   linear_layer<T, identity_transform, S>>;
 
 /// @brief The text classifier of config c around given encoder layers (e.g. with another attention, built by
 /// make_encoder_params_with); c.layers is ignored. Built in memory space To: the parameters are drawn on the host
@@ -134,16 +134,15 @@ auto make_text_classifier(const text_classifier_config& c, std::vector<encoder_p
   TPROD_EXPECTS(c.classes >= 2 && !layers.empty(), "nn::make_text_classifier: need at least 2 classes and 1 layer");
   TPROD_EXPECTS(layers[0].config.width * layers[0].config.slices == c.width && layers[0].config.slices == c.slices,
                 "nn::make_text_classifier: the encoder layers do not have the config's width and slices");
-  using moved = decltype(detail::to_space<To>(std::move(layers[0])));
-  std::vector<moved> encoder;
-  for (auto& l : layers) encoder.push_back(detail::to_space<To>(std::move(l)));
-  return text_classifier<T, L, typename moved::attention_type>(
+  auto encoder = detail::all_to_space<To>(std::move(layers));
+  using moved_attention = typename decltype(encoder)::value_type::attention_type;
+  return text_classifier<T, L, moved_attention>(
       token_embedding<T, To>(
           detail::to_space<To>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale))),
           c.slices),
       positional_layer<T, sinusoidal_positional_params<T, To>>(
           detail::to_space<To>(make_sinusoidal_positional<T>(c.slices, c.positions, c.learnable_positions))),
-      dropout<T, To>(c.dropout, c.seed + 7), encoder_stack<T, L, typename moved::attention_type>(std::move(encoder)),
+      dropout<T, To>(c.dropout, c.seed + 7), encoder_stack<T, L, moved_attention>(std::move(encoder)),
       pooling_layer<T, To>(pooling::mean), flatten_layer<T, To>{},
       linear_layer<T, identity_transform, To>(
           detail::to_space<To>(make_linear_params<T>(c.width, c.classes, 1, identity_transform{}, c.seed + 3)),
@@ -191,9 +190,6 @@ vit_classifier<T, L, To> make_vit_classifier(const vit_config& c, const L& l, To
   const std::size_t ds = c.layer.width, p = c.layer.slices;
   TPROD_EXPECTS(c.patches > 0 && c.patch_features > 0 && c.classes >= 2 && c.layers > 0,
                 "nn::make_vit_classifier: need patches, patch features, at least 2 classes and 1 layer");
-  std::vector<encoder_params<T, L, attention_params<T, L, To>>> encoder;
-  for (auto& layer : make_encoder_layers<T>(c.layer, c.layers, l, c.seed + 100))
-    encoder.push_back(detail::to_space<To>(std::move(layer)));
   using detail::to_space;
   return vit_classifier<T, L, To>(
       linear_layer<T, L, To>(to_space<To>(make_linear_params<T>(c.patch_features, ds, p, l, c.seed, c.layer.bias)),
@@ -201,7 +197,8 @@ vit_classifier<T, L, To> make_vit_classifier(const vit_config& c, const L& l, To
       class_token_layer<T, To>(to_space<To>(make_class_token<T>(ds, p, c.seed + 1))),
       positional_layer<T, learned_positional_params<T, To>>(
           to_space<To>(make_learned_positional<T>(c.patches + 1, ds, p, c.seed + 2))),
-      dropout<T, To>(c.dropout, c.seed + 7), encoder_stack<T, L, attention_params<T, L, To>>(std::move(encoder)),
+      dropout<T, To>(c.dropout, c.seed + 7), encoder_stack<T, L, attention_params<T, L, To>>(
+          detail::all_to_space<To>(make_encoder_layers<T>(c.layer, c.layers, l, c.seed + 100))),
       pooling_layer<T, To>(pooling::class_token),
       norm_layer<T, L, To>(to_space<To>(make_layer_norm_params<T>(ds, p, c.layer.norm, c.layer.eps)), l),
       flatten_layer<T, To>{},

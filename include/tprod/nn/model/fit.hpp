@@ -100,7 +100,7 @@ std::pair<double, double> evaluate(Model& model, std::size_t count, std::size_t 
     std::iota(idx.begin(), idx.end(), first);
     labelled_batch<T> b = make(idx);
     b.info.mode = phase::eval;
-    const auto r = classification_step(model, detail::in_space<layer_space_t<Model>>(std::move(b.input)), b.info,
+    const auto r = classification_step(model, detail::to_space<layer_space_t<Model>>(std::move(b.input)), b.info,
                                        b.labels);
     loss += r.loss * double(r.counted);
     correct += r.correct;
@@ -281,7 +281,7 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       labelled_batch<T> b = make_train(idx);
       b.info.mode = phase::train;
       b.info.pass = step;
-      const auto r = classification_step(model, detail::in_space<layer_space_t<Model>>(std::move(b.input)), b.info,
+      const auto r = classification_step(model, detail::to_space<layer_space_t<Model>>(std::move(b.input)), b.info,
                                          b.labels);
       if (opts.zero_gradients) params.zero_grad();
       if (opts.clip > 0) clip_grad_norm(params.grads, opts.clip);

@@ -67,11 +67,9 @@ auto make_language_model(const language_model_config& c, std::vector<encoder_par
   TPROD_EXPECTS(layers[0].config.width * layers[0].config.slices == c.width && layers[0].config.slices == c.slices,
                 "nn::make_language_model: the layers do not have the config's width and slices");
   using detail::to_space;
-  using moved = decltype(to_space<To>(std::move(layers[0])));
-  using AT = typename moved::attention_type;
-  std::vector<moved> in_space;
-  for (auto& l : layers) in_space.push_back(to_space<To>(std::move(l)));
-  encoder_stack<T, L, AT> stack(std::move(in_space), "decoder");
+  auto moved = detail::all_to_space<To>(std::move(layers));
+  using AT = typename decltype(moved)::value_type::attention_type;
+  encoder_stack<T, L, AT> stack(std::move(moved), "decoder");
   stack.causal = true;
   return language_model<T, L, AT>(
       token_embedding<T, To>(
@@ -144,7 +142,7 @@ std::vector<std::size_t> generate(M& model, std::vector<std::size_t> prompt, std
     std::vector<std::size_t> window(prompt.end() - std::ptrdiff_t(n), prompt.end());
     window.resize(context, o.pad);
     const batch b(1, std::move(window), {n}, phase::eval);
-    const tensor3<T> logits = detail::on_host(model.forward(none, b));  // a copy (from the device where it lives)
+    const auto& logits = detail::on_host(model.forward(none, b));  // a host copy where the model lives on the device
     TPROD_EXPECTS(logits.m() == context && logits.p() == 1, "nn::generate: the model gave logits " + logits.shape() +
                                                                 " for " + std::to_string(context) +
                                                                 " positions (need one row per position, one slice)");

@@ -3,11 +3,12 @@
 /// @brief The composition API's one concept: a stateful layer that owns its parameters, their gradients and
 /// the state its backward pass needs, above the stateless forward/backward functions of the nn area.
 ///
-/// A layer M over scalar T, in memory space S = M::memory_space_type (the host where M names none), has
-///   - `const tensor3<T, dextents3, S>& forward(const tensor3<T, dextents3, S>& x, const batch& b)` — the output, owned by the layer (or x
-///     itself for a layer that passes it through) and valid until the next forward;
-///   - `const tensor3<T, dextents3, S>& backward(const tensor3<T, dextents3, S>& dy)` — d𝒳 for the last forward's input, and the parameter
-///     gradients *added* into the layer's gradient tensors (so several backward passes accumulate);
+/// A layer M over scalar T, in memory space S = M::memory_space_type (the host where M names none), has, with
+/// X = tensor3<T, dextents3, S> (layer_tensor<M, T>),
+///   - `const X& forward(const X& x, const batch& b)` — the output, owned by the layer (or x itself for a layer that
+///     passes it through) and valid until the next forward;
+///   - `const X& backward(const X& dy)` — d𝒳 for the last forward's input, and the parameter gradients *added* into
+///     the layer's gradient tensors (so several backward passes accumulate);
 ///   - `for_each_parameter(f)` calling f(name, value, gradient) on every trainable tensor in a fixed order;
 ///   - a `name`, the prefix of its parameters in a model's parameter-name tree ("encoder.0.attn.w_qkv").
 /// Values and gradients live inside the layer and keep their addresses while it lives, so an optimizer holds

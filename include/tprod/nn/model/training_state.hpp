@@ -33,7 +33,7 @@ void save_training_state(const std::filesystem::path& file, M& model, const adam
   std::vector<std::string> names;
   std::vector<const layer_tensor<M, T>*> values;
   model.for_each_parameter([&](std::string_view name, layer_tensor<M, T>& value, layer_tensor<M, T>&) {
-    detail::add_from_any_space(w, std::string(name), value);
+    w.add(std::string(name), detail::on_host(value));
     names.emplace_back(name);
     values.push_back(&value);
   });
@@ -46,8 +46,8 @@ void save_training_state(const std::filesystem::path& file, M& model, const adam
     TPROD_EXPECTS(m[i].m() == values[i]->m() && m[i].n() == values[i]->n() && m[i].p() == values[i]->p(),
                   "nn::save_training_state: the optimizer's moment for " + names[i] + " is " + m[i].shape() +
                       ", the parameter is " + values[i]->shape());
-    detail::add_from_any_space(w, "adamw.m." + names[i], m[i]);
-    detail::add_from_any_space(w, "adamw.v." + names[i], v[i]);
+    w.add("adamw.m." + names[i], detail::on_host(m[i]));
+    w.add("adamw.v." + names[i], detail::on_host(v[i]));
   }
   w.set_metadata("format", "pt");
   w.set_metadata("adamw.steps", std::to_string(optimizer.steps()));
