@@ -17,12 +17,38 @@
 # torch_encoder_gpu.json, and the training throughput of ltransformer_text's Std and T4 on the GPU beside PyTorch's
 # standard model (throughput.log).
 #
-# Usage: scripts/gpu-bundle.sh   (prints the bundle's path as its last line)
+# With --papers it packs instead the papers' experiments at their scale: bin/ltransformer_text and bin/tcp_vit
+# (--papers=NAME,... for some of them), their data (data/spam-assassin.tgz, built by scripts/make-text-corpus.sh;
+# Debian's Fashion-MNIST files) and the same run.sh, which then trains paper 000 §6 (20 epochs, 3 seeds) and paper
+# 001's 10k-subset protocol (150 epochs, batch 256, peak lr 0.01, 3 seeds) side by side on the GPU and returns
+# papers-results.tgz (logs, summaries; plot them here with build/examples/plot_training_log) and, for a run cut off by
+# its deadline, <example>-state.tgz: put that file in a folder and name it in TPROD_GPU_RESUME for the next bundle,
+# whose run continues from it (--resume).
+#
+# Usage: scripts/gpu-bundle.sh [--papers[=ltransformer_text,tcp_vit]]   (prints the bundle's path as its last line)
 # Settings (environment): TPROD_GPU_BUILD_DIR (default build-gpu), TPROD_GPU_BUNDLE (default .gpu-bundle; the
 # carry path must then name it), TPROD_JOBS (parallel compile jobs, default 2), TPROD_GPU_CXX_FLAGS (host
 # compiler flags, default none: the x86-64 baseline), TPROD_GPU_CMAKE_ARGS (more configure options, split on
-# spaces), CUDACXX (nvcc, default /usr/local/cuda/bin/nvcc).
+# spaces), CUDACXX (nvcc, default /usr/local/cuda/bin/nvcc); with --papers, TPROD_TEXT_DATA (the text corpus,
+# default build/data/spam-assassin, built when missing) and TPROD_GPU_RESUME (a folder of <example>-state.tgz files
+# that an earlier cut-off run returned).
 set -euo pipefail
+
+papers=0
+examples=()
+for arg in "$@"; do
+  case "$arg" in
+    --papers) papers=1 examples=(ltransformer_text tcp_vit) ;;
+    --papers=*)
+      papers=1
+      IFS=, read -r -a examples <<<"${arg#--papers=}"
+      for e in "${examples[@]}"; do
+        [[ $e == ltransformer_text || $e == tcp_vit ]] || { echo "gpu-bundle: --papers: no example '$e'" >&2; exit 2; }
+      done ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    *) echo "gpu-bundle: unknown argument $arg (see --help)" >&2; exit 2 ;;
+  esac
+done
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
@@ -58,12 +84,21 @@ cmake -S "$repo_root" -B "$build_dir" \
   -DTPROD_UNITY_BUILD=ON \
   -DTPROD_NATIVE_ARCH=OFF "-DCMAKE_CXX_FLAGS=${TPROD_GPU_CXX_FLAGS:-}" \
   "${extra_args[@]}"
-cmake --build "$build_dir" --target test_cuda bench_cuda ltransformer_text -j"$jobs"
-
-test_bin="$build_dir/tests/cuda/test_cuda"
-bench_bin="$build_dir/bench/cuda/bench_cuda"
-example_bin="$build_dir/examples/ltransformer_text"
-for bin in "$test_bin" "$bench_bin" "$example_bin"; do
+text_data=${TPROD_TEXT_DATA:-$repo_root/build/data/spam-assassin}
+fashion=/usr/share/datasets/fashion-mnist
+if ((papers)); then
+  bins=("${examples[@]/#/$build_dir/examples/}")
+  if [[ " ${examples[*]} " == *" ltransformer_text "* ]]; then
+    bash "$repo_root/scripts/make-text-corpus.sh" "$text_data" >/dev/null
+  fi
+  if [[ " ${examples[*]} " == *" tcp_vit "* && ! -f "$fashion/train-images-idx3-ubyte.gz" ]]; then
+    fail "Fashion-MNIST is not in $fashion (Debian: dataset-fashion-mnist)"
+  fi
+else
+  bins=("$build_dir/tests/cuda/test_cuda" "$build_dir/bench/cuda/bench_cuda" "$build_dir/examples/ltransformer_text")
+fi
+cmake --build "$build_dir" --target "${bins[@]##*/}" -j"$jobs"
+for bin in "${bins[@]}"; do
   [[ -x "$bin" ]] || fail "$bin was not built"
 done
 
@@ -71,14 +106,14 @@ done
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib/fallback"
 bundle=$(cd "$bundle" && pwd)
-cp "$test_bin" "$bench_bin" "$example_bin" "$bundle/bin/"
-strip --strip-unneeded "$bundle/bin/test_cuda" "$bundle/bin/bench_cuda" "$bundle/bin/ltransformer_text"
+cp "${bins[@]}" "$bundle/bin/"
+strip --strip-unneeded "$bundle"/bin/*
 
 # The shared libraries: ldd lists every one loaded, transitively, with the path it resolves to here. The GPU
 # machine has its own C library (glibc's parts and the loader), its CUDA libraries (driver, runtime, cuBLAS,
 # cuRAND, ...) and a C++ runtime; everything else travels. The C++ runtime travels too, as a fallback for a
 # machine whose own is older than this compiler's.
-ldd_out=$(ldd "$bundle/bin/test_cuda" "$bundle/bin/bench_cuda" "$bundle/bin/ltransformer_text")
+ldd_out=$(ldd "$bundle"/bin/*)
 if grep -q "not found" <<<"$ldd_out"; then
   echo "$ldd_out" >&2
   fail "a library the programs need is not found on this machine"
@@ -100,16 +135,38 @@ done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$ldd_out" | sort -u
 chmod u+w "$bundle"/lib/*.so* "$bundle"/lib/fallback/*.so* 2>/dev/null || true
 strip --strip-unneeded "$bundle"/lib/*.so* "$bundle"/lib/fallback/*.so* 2>/dev/null || true
 
-cp bench/peers/torch_lproduct_gpu.py bench/peers/torch_encoder_gpu.py bench/peers/ltransformer_text.py "$bundle/"
+if ((papers)); then
+  # The data: the text corpus packed (it is many small files), Fashion-MNIST's four files as Debian installs them,
+  # and the training states of an earlier run that its deadline cut off.
+  printf '%s\n' "${examples[@]}" >"$bundle/papers"  # what run.sh trains
+  mkdir -p "$bundle/data"
+  for e in "${examples[@]}"; do
+    case "$e" in
+      ltransformer_text)
+        tar czf "$bundle/data/spam-assassin.tgz" -C "$(dirname "$text_data")" "$(basename "$text_data")" ;;
+      tcp_vit) mkdir -p "$bundle/data/fashion-mnist" && cp "$fashion"/*-ubyte.gz "$bundle/data/fashion-mnist/" ;;
+    esac
+  done
+  if [[ -n "${TPROD_GPU_RESUME:-}" ]]; then
+    mkdir -p "$bundle/resume"
+    cp "$TPROD_GPU_RESUME"/*-state.tgz "$bundle/resume/" || fail "no <example>-state.tgz in $TPROD_GPU_RESUME"
+  fi
+else
+  cp bench/peers/torch_lproduct_gpu.py bench/peers/torch_encoder_gpu.py bench/peers/ltransformer_text.py "$bundle/"
+fi
 
 cat >"$bundle/run.sh" <<'RUN'
 #!/usr/bin/env bash
-# Runs tprod's CUDA tests, bench_cuda and the PyTorch peer on this GPU machine (made by scripts/gpu-bundle.sh).
-# Usage: bash run.sh [OUT_DIR] [--quick] [--filter=REGEX]
+# Runs what scripts/gpu-bundle.sh packed on this GPU machine: tprod's CUDA tests, bench_cuda and the PyTorch
+# peers, or (a bundle made with --papers) the papers' experiments at their scale.
+# Usage: bash run.sh [OUT_DIR] [--quick] [--filter=REGEX] [--deadline=SECONDS] [--smoke]
 #   OUT_DIR  where the results go (default: $OUT if set, else ./gpu-results): gpu-run.log (everything printed),
-#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json, torch_encoder_gpu.json, throughput.log
+#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json, torch_encoder_gpu.json, throughput.log;
+#            papers: papers-results.tgz and <example>-state.tgz for an example its deadline cut off
 #   --quick  the tests, the benchmark's s256 cases, the peer's S = 256 and 50 throughput steps only
 #   --filter=REGEX  only the benchmark cases matching REGEX (Google Benchmark's --benchmark_filter)
+#   --deadline=SECONDS  papers: the training's wall-clock limit (default 480); a run cut off resumes later
+#   --smoke  papers: tiny runs on the CPU, to check the script on a machine without a GPU (not the papers' runs)
 # Every step runs even when an earlier one failed; the exit status is 0 only when all passed, 77 when the only
 # problem is that no GPU is usable (the programs' "skipped"), 1 otherwise.
 set -uo pipefail
@@ -118,11 +175,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 quick=0
 filter=""
 out=""
+deadline=480
+smoke=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --filter=*) filter=${arg#--filter=} ;;
-    -h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+    --deadline=*) deadline=${arg#--deadline=} ;;
+    --smoke) smoke=1 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $arg" >&2; exit 2 ;;
     *) out=$arg ;;
   esac
@@ -159,7 +220,7 @@ main() {
   fi
   # Last, what the machine already sets (a container's driver library, say).
   libpath="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  programs=("$here/bin/test_cuda" "$here/bin/bench_cuda" "$here/bin/ltransformer_text")
+  programs=("$here"/bin/*)
   libs_ok=1
   if command -v ldd >/dev/null; then
     missing=$(LD_LIBRARY_PATH="$libpath" ldd "${programs[@]}" 2>&1 | grep "not found")
@@ -174,7 +235,8 @@ main() {
       libs_ok=0
     fi
     echo "libraries (LD_LIBRARY_PATH=$libpath):"
-    LD_LIBRARY_PATH="$libpath" ldd "$here/bin/bench_cuda" 2>&1 | grep -E "cuda|cublas|curand|stdc\+\+|fftw|gomp|benchmark" | sed 's/^/  /'
+    LD_LIBRARY_PATH="$libpath" ldd "${programs[0]}" 2>&1 | grep -E "cuda|cublas|curand|stdc\+\+|fftw|gomp|benchmark" |
+      sed 's/^/  /'
   else
     echo "libraries: ldd not found; running without checking"
   fi
@@ -238,14 +300,68 @@ main() {
     return "${PIPESTATUS[0]}"
   }
 
-  if ((libs_ok)); then
+  # The papers' experiments at their scale, the bundle's examples at once on the GPU (each a chain of small kernels
+  # that leaves most of it idle): paper 000 §6 (Std, T4, Std-1L; 20 epochs as for IMDB, 3 seeds) on the text
+  # corpus, paper 001's subsampled protocol (10,000 training and 2,000 test images, 150 epochs, batch 256, peak lr
+  # 0.01, 3 seeds) on Fashion-MNIST. The folders stay outside OUT (checkpoints and states are large); the logs,
+  # summaries and plots come back packed, with the training states of an example the deadline cut off.
+  run_papers() {
+    local work=/tmp/tprod-papers rc=0 name examples
+    mapfile -t examples <"$here/papers"
+    rm -rf "$work" && mkdir -p "$work/data" "$work/out" || return 1
+    if [[ -f "$here/data/spam-assassin.tgz" ]]; then
+      tar xzf "$here/data/spam-assassin.tgz" -C "$work/data" || return 1
+    fi
+    for state in "$here"/resume/*-state.tgz; do
+      [[ -f "$state" ]] || continue
+      local name=${state##*/}
+      mkdir -p "$work/out/${name%-state.tgz}" && tar xzf "$state" -C "$work/out/${name%-state.tgz}" || return 1
+      echo "papers: continuing ${name%-state.tgz} from $state"
+    done
+    local text=(--data "$work/data/spam-assassin" --epochs 20 --seeds 3 --device cuda)
+    local vit=(--data "$here/data/fashion-mnist" --train 10000 --test 2000 --epochs 150 --batch 256 --lr 0.01
+      --seeds 3 --device cuda)
+    if ((smoke)); then
+      text=(--data "$work/data/spam-assassin" --epochs 2 --seeds 2 --train-docs 300 --test-docs 100 --width 32
+        --layers 1 --max-length 32 --device cpu)
+      vit=(--data "$here/data/fashion-mnist" --train 300 --test 100 --epochs 2 --seeds 2 --device cpu)
+    fi
+    local -A pid
+    for name in "${examples[@]}"; do
+      local args
+      [[ $name == tcp_vit ]] && args=("${vit[@]}") || args=("${text[@]}")
+      LD_LIBRARY_PATH="$libpath" timeout "$deadline" "$here/bin/$name" "${args[@]}" --resume --threads 8 \
+        --out "$work/out/$name" --summary "$work/out/$name/summary.json" >"$work/out/$name.log" 2>&1 &
+      pid[$name]=$!
+    done
+    for name in "${examples[@]}"; do
+      local status
+      wait "${pid[$name]}"
+      status=$?
+      echo "papers: $name exit $status$( ((status == 124)) && echo ' (cut off by the deadline: its state comes back)')"
+      tail -n 12 "$work/out/$name.log"
+      if ((status == 124)); then
+        tar czf "$out/$name-state.tgz" -C "$work/out/$name" state || rc=1
+      elif ((status != 0)); then
+        rc=$status
+      fi
+    done
+    tar czf "$out/papers-results.tgz" -C "$work/out" --exclude=state --exclude=checkpoints . || rc=1
+    return $rc
+  }
+
+  if ((libs_ok)) && [[ -f "$here/papers" ]]; then
+    run_step papers run_papers
+  elif ((libs_ok)); then
     run_step test_cuda run_test
     run_step bench_cuda run_bench
     run_step ltransformer_text_throughput run_throughput
   else
     other_failure "test_cuda, bench_cuda and ltransformer_text not run (libraries missing)"
   fi
-  if command -v python3 >/dev/null; then
+  if [[ -f "$here/papers" ]]; then
+    :  # the papers' bundle has no peers
+  elif command -v python3 >/dev/null; then
     run_step torch_lproduct_gpu run_peer
     run_step torch_encoder_gpu run_encoder_peer
     run_step torch_ltransformer_text_gpu run_throughput_peer
@@ -271,7 +387,8 @@ main() {
 main 2>&1 | tee "$log"
 exit "${PIPESTATUS[0]}"
 RUN
-chmod +x "$bundle/run.sh" "$bundle/torch_lproduct_gpu.py" "$bundle/torch_encoder_gpu.py" "$bundle/ltransformer_text.py"
+chmod +x "$bundle/run.sh"
+((papers)) || chmod +x "$bundle"/*.py
 
 # The device tool carries 64 MiB at most.
 size=$(du -sb "$bundle" | cut -f1)

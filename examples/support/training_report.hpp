@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,11 +79,36 @@ class training_log {
     return first_seed_ ? model : model + "-seed" + std::to_string(seed_);
   }
 
+  /// @brief The log a run wrote to `csv` (to plot it again elsewhere, e.g. after a run on a machine without
+  /// gnuplot); std::runtime_error naming the file and line for a missing file, a wrong header or a bad row.
+  static training_log read(const std::filesystem::path& csv) {
+    std::ifstream in(csv);
+    if (!in) throw std::runtime_error(csv.string() + ": cannot open");
+    std::string line;
+    std::getline(in, line);
+    if (line != header) throw std::runtime_error(csv.string() + ":1: not a training log (header '" + line + "')");
+    training_log log(csv);
+    for (std::size_t number = 2; std::getline(in, line); ++number) {
+      if (line.empty()) continue;
+      std::istringstream fields(line);
+      log_row r;
+      char c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0, c6 = 0, c7 = 0, c8 = 0;
+      if (!std::getline(fields, r.model, ',') ||
+          !(fields >> r.seed >> c1 >> r.epoch >> c2 >> r.step >> c3 >> r.train_loss >> c4 >> r.train_accuracy >> c5 >>
+            r.test_loss >> c6 >> r.test_accuracy >> c7 >> r.seconds) ||
+          (fields >> c8) || c1 != ',' || c2 != ',' || c3 != ',' || c4 != ',' || c5 != ',' || c6 != ',' || c7 != ',')
+        throw std::runtime_error(csv.string() + ":" + std::to_string(number) + ": not a row of 9 fields ('" + line +
+                                 "')");
+      log.rows_.push_back(r);
+    }
+    return log;
+  }
+
   void add(log_row r) {
     r.seed = seed_;
     rows_.push_back(r);
     std::ostringstream s;
-    s << "model,seed,epoch,step,train_loss,train_accuracy,test_loss,test_accuracy,seconds\n";
+    s << header << '\n';
     for (const auto& x : rows_)
       s << x.model << ',' << x.seed << ',' << x.epoch << ',' << x.step << ',' << x.train_loss << ',' << x.train_accuracy
         << ','
@@ -90,6 +117,8 @@ class training_log {
   }
 
  private:
+  static constexpr std::string_view header =
+      "model,seed,epoch,step,train_loss,train_accuracy,test_loss,test_accuracy,seconds";
   std::filesystem::path csv_;
   std::vector<log_row> rows_;
   std::uint64_t seed_ = 1;
