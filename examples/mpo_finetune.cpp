@@ -187,8 +187,8 @@ int run(int argc, char** argv) {
         const auto& w = over.weight(matrix);
         replaced += w.rows() * w.cols();
         std::printf("  %s: %zux%zu = (%s) x (%s), ranks %s, %zu core entries\n", matrix.c_str(), w.rows(), w.cols(),
-                    detail::shape_text(w.row_dims()).c_str(), detail::shape_text(w.col_dims()).c_str(),
-                    detail::shape_text(w.ranks()).c_str(), w.parameter_count());
+                    shape_string(w.row_dims()).c_str(), shape_string(w.col_dims()).c_str(),
+                    shape_string(w.ranks()).c_str(), w.parameter_count());
       }
       const auto r =
           examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_run, log);

@@ -93,9 +93,9 @@ TEST_CASE_TEMPLATE("mode-n products against Kolda-Bader definitions", T, TPROD_T
   const auto a = random_tensor3<T>(3, 4, 5, 1);
   const Eigen::Matrix<T, -1, -1> u1 = Eigen::Matrix<T, -1, -1>::Random(2, 3), u2 = Eigen::Matrix<T, -1, -1>::Random(6, 4),
                                  u3 = Eigen::Matrix<T, -1, -1>::Random(7, 5);
-  const auto b1 = mode_product<1>(a, u1);
-  const auto b2 = mode_product<2>(a, u2);
-  const auto b3 = mode_product<3>(a, u3);
+  const auto b1 = mode_product(a, u1, 0);  // the papers' ×₁, ×₂, ×₃ are modes 0, 1, 2
+  const auto b2 = mode_product(a, u2, 1);
+  const auto b3 = mode_product(a, u3, 2);
   CHECK(b1.shape() == "2x4x5");
   CHECK(b2.shape() == "3x6x5");
   CHECK(b3.shape() == "3x4x7");
@@ -110,7 +110,9 @@ TEST_CASE_TEMPLATE("mode-n products against Kolda-Bader definitions", T, TPROD_T
   check_mode(b2, [&](auto i, auto r, auto k) { T s{}; for (std::size_t j = 0; j < 4; ++j) s += u2(r, j) * a(i, j, k); return s; });
   check_mode(b3, [&](auto i, auto j, auto r) { T s{}; for (std::size_t k = 0; k < 5; ++k) s += u3(r, k) * a(i, j, k); return s; });
   CHECK(err <= tol<T>(5) * 5);
-  // The DCT transform is the mode-3 product with Φ.
-  TPROD_CHECK_CLOSE(mode_product<3>(a, reference_z(dct{}, 5)), transform(a, dct{}).data(), T, 10);
-  CHECK_THROWS_WITH_AS(mode_product<2>(a, u1), doctest::Contains("mode 2 of the 3x4x5 tensor"), shape_error);
+  // The DCT transform is the product with Φ along the tubes (×₃, mode 2).
+  TPROD_CHECK_CLOSE(mode_product(a, reference_z(dct{}, 5), 2), transform(a, dct{}).data(), T, 10);
+  CHECK_THROWS_WITH_AS(mode_product(a, u1, 1), doctest::Contains("mode 1 of the 3x4x5 tensor has extent 4"),
+                       shape_error);
+  CHECK_THROWS_WITH_AS(mode_product(a, u1, 3), doctest::Contains("has modes 0, 1 and 2"), shape_error);
 }

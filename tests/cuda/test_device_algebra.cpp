@@ -146,18 +146,18 @@ TEST_CASE_TEMPLATE("device mode products equal the host's, the scalars promoted 
     const auto da = to_device(a);
     std::srand(unsigned(m + n + p));
     const M u1 = M::Random(6, m), u2 = M::Random(5, n), u3 = M::Random(4, p), u3_long = M::Random(20, p);
-    check_close(mode_product<1>(a, u1), mode_product<1>(da, u1), std::size_t(m) + 1);
-    check_close(mode_product<2>(a, u2), mode_product<2>(da, u2), std::size_t(n) + 1);
-    check_close(mode_product<3>(a, u3), mode_product<3>(da, u3), std::size_t(p) + 1);       // tprod's tube kernel
-    check_close(mode_product<3>(a, u3_long), mode_product<3>(da, u3_long), std::size_t(p) + 1);  // one GEMM
+    check_close(mode_product(a, u1, 0), mode_product(da, u1, 0), std::size_t(m) + 1);
+    check_close(mode_product(a, u2, 1), mode_product(da, u2, 1), std::size_t(n) + 1);
+    check_close(mode_product(a, u3, 2), mode_product(da, u3, 2), std::size_t(p) + 1);            // tprod's tube kernel
+    check_close(mode_product(a, u3_long, 2), mode_product(da, u3_long, 2), std::size_t(p) + 1);  // one GEMM
     if constexpr (!is_complex_v<T>) {  // a real tensor times a complex matrix is complex, as on the host
       using C = std::complex<T>;
       const Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic> uc = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic>::Random(3, n);
-      check_close(mode_product<2>(a, uc), mode_product<2>(da, uc), std::size_t(n) + 1);
+      check_close(mode_product(a, uc, 1), mode_product(da, uc, 1), std::size_t(n) + 1);
     }
   }
-  CHECK_THROWS_WITH_AS(mode_product<2>(to_device(random_tensor3<T>(2, 3, 4, 1)), M::Random(2, 2)),
-                       doctest::Contains("mode 2 of the 2x3x4 tensor has extent 3"), shape_error);
+  CHECK_THROWS_WITH_AS(mode_product(to_device(random_tensor3<T>(2, 3, 4, 1)), M::Random(2, 2), 1),
+                       doctest::Contains("mode 1 of the 2x3x4 tensor has extent 3"), shape_error);
 }
 
 TEST_CASE("device predicates judge as the host's") {

@@ -248,7 +248,7 @@ transform_choice load_transform(const invocation& inv, std::size_t p, const std:
   const io::npy_array z = io::read_npy(zfile);
   if (z.ndim() != 2 || z.shape[0] != z.shape[1])
     throw data_error(zfile + ": the transform matrix Z must be a square (p, p) array, got shape " +
-                     io::shape_string(z.shape));
+                     io::numpy_shape(z.shape));
   if (z.shape[0] != p)
     throw data_error(zfile + ": Z is " + std::to_string(z.shape[0]) + "x" + std::to_string(z.shape[1]) + " but " +
                      tubes_from);

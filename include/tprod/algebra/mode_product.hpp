@@ -1,10 +1,12 @@
 #pragma once
 /// @file mode_product.hpp
 /// @brief Mode-n products of a tensor3 with a matrix (Kolda–Bader): (A ×ₙ U) multiplies every mode-n fiber by U.
+/// Modes count from 0, as everywhere in tprod's code (decomp's mode_product of order-N tensors too): the papers'
+/// ×₁, ×₂, ×₃ are modes 0, 1, 2.
 ///
-///   (A ×₁ U)(:, :, k) = U·A(:, :, k)        U: r×m → r×n×p
-///   (A ×₂ U)(:, :, k) = A(:, :, k)·Uᵀ       U: r×n → m×r×p
-///   A ×₃ U = fold(A_(tubes)·Uᵀ)             U: r×p → m×n×r   (the L-transform is A ×₃ Z)
+///   mode 0, A ×₁ U: out(:, :, k) = U·A(:, :, k)    U: r×m → r×n×p
+///   mode 1, A ×₂ U: out(:, :, k) = A(:, :, k)·Uᵀ   U: r×n → m×r×p
+///   mode 2, A ×₃ U: fold(A_(tubes)·Uᵀ)             U: r×p → m×n×r   (the L-transform is mode_product(A, Z, 2))
 /// Computed where A lives, by the backend's multiply_mode task (Eigen slice GEMMs and the tube GEMM on the host,
 /// cuBLAS on the device); U is a host matrix either way.
 #include <Eigen/Core>
@@ -14,30 +16,29 @@
 
 namespace tprod {
 
-/// @brief A ×_Mode U for Mode ∈ {1, 2, 3}; the result's scalar is promote_t of A's and U's, in A's memory space.
-/// @throws shape_error unless U has as many columns as A's mode-Mode extent.
-template <int Mode, any_tensor3 A, class Derived>
-auto mode_product(const A& a, const Eigen::MatrixBase<Derived>& u) {
-  static_assert(Mode >= 1 && Mode <= 3, "tprod::mode_product: Mode must be 1, 2 or 3 for a third-order tensor");
+/// @brief A ×_mode U for mode ∈ {0, 1, 2}; the result's scalar is promote_t of A's and U's, in A's memory space.
+/// @throws shape_error for a mode above 2, or unless U has as many columns as A's extent in that mode.
+template <any_tensor3 A, class Derived>
+tensor3<promote_t<value_type_of<A>, typename Derived::Scalar>, dextents3, space_of<A>> mode_product(
+    const A& a, const Eigen::MatrixBase<Derived>& u, std::size_t mode) {
   using T = promote_t<value_type_of<A>, typename Derived::Scalar>;
-  using E = extents_of<A>;
   using S = space_of<A>;
-  using Er = extents3<Mode == 1 ? dynamic_extent : E::static_extent(0), Mode == 2 ? dynamic_extent : E::static_extent(1),
-                      Mode == 3 ? dynamic_extent : E::static_extent(2)>;
   const auto av = cview(a);
-  const std::size_t extent = Mode == 1 ? av.m() : Mode == 2 ? av.n() : av.p();
+  TPROD_EXPECTS(mode <= 2, "mode_product: mode " + std::to_string(mode) + " of the " + av.shape() +
+                               " tensor: a third-order tensor has modes 0, 1 and 2");
+  const std::size_t extent = mode == 0 ? av.m() : mode == 1 ? av.n() : av.p();
   TPROD_EXPECTS(std::size_t(u.cols()) == extent,
                 "mode_product: U is " + std::to_string(u.rows()) + "x" + std::to_string(u.cols()) + " but mode " +
-                    std::to_string(Mode) + " of the " + av.shape() + " tensor has extent " + std::to_string(extent));
+                    std::to_string(mode) + " of the " + av.shape() + " tensor has extent " + std::to_string(extent));
   const std::size_t r = std::size_t(u.rows());
-  tensor3<T, Er, S> out(Mode == 1 ? r : av.m(), Mode == 2 ? r : av.n(), Mode == 3 ? r : av.p(), uninitialized);
+  tensor3<T, dextents3, S> out(mode == 0 ? r : av.m(), mode == 1 ? r : av.n(), mode == 2 ? r : av.p(), uninitialized);
   const auto sys = detail::system_of<S>();
   const detail::dense_matrix<T> ut = u.template cast<T>();
   if constexpr (std::same_as<value_type_of<A>, T>) {
-    multiply_mode(sys, Mode, tensor3_view<const T, dextents3, S>(av), ut, out.dynamic_view());
+    multiply_mode(sys, int(mode), tensor3_view<const T, dextents3, S>(av), ut, out.view());
   } else {
     const tensor3<T, dextents3, S> promoted(av);  // A in U's scalar
-    multiply_mode(sys, Mode, cview(promoted), ut, out.dynamic_view());
+    multiply_mode(sys, int(mode), cview(promoted), ut, out.view());
   }
   return out;
 }

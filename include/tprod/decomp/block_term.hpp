@@ -220,11 +220,11 @@ block_term_result<T> block_term_als(const ndtensor<T>& x, std::size_t terms, con
   detail::expect_finite(x, "block_term_als");
   TPROD_EXPECTS(terms >= 1, "block_term_als: at least one term is needed");
   TPROD_EXPECTS(ranks.size() == shape.size(), "block_term_als: " + std::to_string(ranks.size()) +
-                                                  " ranks given for a tensor of shape " + detail::shape_text(shape));
+                                                  " ranks given for a tensor of shape " + shape_string(shape));
   for (std::size_t n = 0; n < shape.size(); ++n)
     TPROD_EXPECTS(ranks[n] >= 1 && ranks[n] <= shape[n],
                   "block_term_als: rank " + std::to_string(ranks[n]) + " for mode " + std::to_string(n) +
-                      " is outside 1…" + std::to_string(shape[n]) + " (tensor of shape " + detail::shape_text(shape) + ")");
+                      " is outside 1…" + std::to_string(shape[n]) + " (tensor of shape " + shape_string(shape) + ")");
   std::vector<dense_matrix<T>> dominant(shape.size());
   if (options.init == block_term_init::dominant_subspace)
     for (std::size_t n = 0; n < shape.size(); ++n)

@@ -30,9 +30,9 @@ ndtensor<T> contract(const ndtensor<T>& a, std::size_t mode_a, const ndtensor<T>
   detail::expect_mode(mode_a, sa, "contract (first tensor)");
   detail::expect_mode(mode_b, sb, "contract (second tensor)");
   TPROD_EXPECTS(sa[mode_a] == sb[mode_b], "contract: mode " + std::to_string(mode_a) + " of " +
-                                              detail::shape_text(sa) + " has " + std::to_string(sa[mode_a]) +
+                                              shape_string(sa) + " has " + std::to_string(sa[mode_a]) +
                                               " indices but mode " + std::to_string(mode_b) + " of " +
-                                              detail::shape_text(sb) + " has " + std::to_string(sb[mode_b]));
+                                              shape_string(sb) + " has " + std::to_string(sb[mode_b]));
   nd_shape sc;
   for (std::size_t k = 0; k < sa.size(); ++k)
     if (k != mode_a) sc.push_back(sa[k]);

@@ -48,7 +48,7 @@ struct cp_result {
 /// @throws shape_error when rank is 0 or X is empty.
 template <real_scalar T>
 cp_result<T> cp_als(const ndtensor<T>& x, std::size_t rank, const block_term_options& options = {}) {
-  TPROD_EXPECTS(rank >= 1, "cp_als: the rank must be at least 1 (tensor of shape " + detail::shape_text(shape_of(x)) + ")");
+  TPROD_EXPECTS(rank >= 1, "cp_als: the rank must be at least 1 (tensor of shape " + shape_string(shape_of(x)) + ")");
   const block_term_result<T> btd = block_term_als(x, rank, nd_shape(x.dimension(), 1), options);
   cp_result<T> r;
   r.shape = btd.shape;

@@ -40,12 +40,12 @@ ndtensor<T> kron_batched(const ndtensor<T>& a, const ndtensor<T>& b, std::size_t
   const nd_shape sa = shape_of(a), sb = shape_of(b);
   expect_nonempty(sa, where);
   expect_nonempty(sb, where);
-  TPROD_EXPECTS(sa.size() == sb.size(), std::string(where) + ": shapes " + shape_text(sa) + " and " +
-                                            shape_text(sb) + " differ in order");
+  TPROD_EXPECTS(sa.size() == sb.size(), std::string(where) + ": shapes " + shape_string(sa) + " and " +
+                                            shape_string(sb) + " differ in order");
   nd_shape sc(sa.size());
   for (std::size_t n = 0; n < sa.size(); ++n) {
-    TPROD_EXPECTS(n < k || sa[n] == sb[n], std::string(where) + ": shapes " + shape_text(sa) + " and " +
-                                               shape_text(sb) + " differ in mode " + std::to_string(n));
+    TPROD_EXPECTS(n < k || sa[n] == sb[n], std::string(where) + ": shapes " + shape_string(sa) + " and " +
+                                               shape_string(sb) + " differ in mode " + std::to_string(n));
     sc[n] = n < k ? sa[n] * sb[n] : sa[n];
   }
   const std::vector<std::size_t> oa = kron_offsets(sa, sb, k, true), ob = kron_offsets(sb, sa, k, false);

@@ -33,9 +33,9 @@ template <real_scalar T>
 low_rank_result<T> low_rank_approximation(const dense_matrix<T>& a, std::size_t rank) {
   const auto full = std::size_t(std::min(a.rows(), a.cols()));
   TPROD_EXPECTS(rank >= 1 && rank <= full, "low_rank_approximation: the rank k = " + std::to_string(rank) +
-                                               " must lie in 1..min(m, n) for a " + detail::shape_text(a) + " matrix");
+                                               " must lie in 1..min(m, n) for a " + shape_string(a) + " matrix");
   if (!a.allFinite())
-    throw numerical_error("low_rank_approximation: the " + detail::shape_text(a) + " matrix has non-finite entries");
+    throw numerical_error("low_rank_approximation: the " + shape_string(a) + " matrix has non-finite entries");
   const Eigen::BDCSVD<dense_matrix<T>> svd(a, Eigen::ComputeThinU | Eigen::ComputeThinV);
   detail::expect_success(svd, "low_rank_approximation");
   const auto k = Eigen::Index(rank);

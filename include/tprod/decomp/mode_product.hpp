@@ -32,9 +32,9 @@ ndtensor<T> mode_product(const ndtensor<T>& x, const std::type_identity_t<Eigen:
   detail::expect_mode(mode, shape, "mode_product");
   const auto [before, size, after] = detail::split_at(shape, mode);
   TPROD_EXPECTS(std::size_t(u.cols()) == size,
-                "mode_product: a " + detail::shape_text(u) + " matrix cannot multiply mode " + std::to_string(mode) +
-                    " (size " + std::to_string(size) + ") of a tensor of shape " + detail::shape_text(shape));
-  TPROD_EXPECTS(u.rows() > 0, "mode_product: the " + detail::shape_text(u) + " matrix has no rows");
+                "mode_product: a " + shape_string(u) + " matrix cannot multiply mode " + std::to_string(mode) +
+                    " (size " + std::to_string(size) + ") of a tensor of shape " + shape_string(shape));
+  TPROD_EXPECTS(u.rows() > 0, "mode_product: the " + shape_string(u) + " matrix has no rows");
   const auto j = std::size_t(u.rows());
   shape[mode] = j;
   ndtensor<T> y = ndtensor<T>::from_shape(shape);

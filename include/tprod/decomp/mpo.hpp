@@ -54,7 +54,7 @@ struct mpo {
     for (std::size_t n = 0; n < cores.size(); ++n) {
       const nd_shape s = shape_of(cores[n]);
       TPROD_EXPECTS(s.size() == 4, std::string(where) + ": core " + std::to_string(n) + " has shape " +
-                                       detail::shape_text(s) + ", expected R_{n-1}xI_nxJ_nxR_n");
+                                       shape_string(s) + ", expected R_{n-1}xI_nxJ_nxR_n");
       tt.cores.push_back(reshaped(cores[n], {s[0], s[1] * s[2], s[3]}));
     }
     return tt;
@@ -95,11 +95,11 @@ mpo<T> mpo_from_matrix(const std::type_identity_t<Eigen::Ref<const dense_matrix<
                        const nd_shape& col_dims, const tt_options& options = {}) {
   const std::size_t order = row_dims.size();
   TPROD_EXPECTS(order > 0 && col_dims.size() == order,
-                "mpo_from_matrix: row factorization " + detail::shape_text(row_dims) + " and column factorization " +
-                    detail::shape_text(col_dims) + " must have the same positive length");
+                "mpo_from_matrix: row factorization " + shape_string(row_dims) + " and column factorization " +
+                    shape_string(col_dims) + " must have the same positive length");
   TPROD_EXPECTS(detail::product(row_dims) == std::size_t(w.rows()) && detail::product(col_dims) == std::size_t(w.cols()),
-                "mpo_from_matrix: a " + detail::shape_text(w) + " matrix does not factor as (" +
-                    detail::shape_text(row_dims) + ") x (" + detail::shape_text(col_dims) + ")");
+                "mpo_from_matrix: a " + shape_string(w) + " matrix does not factor as (" +
+                    shape_string(row_dims) + ") x (" + shape_string(col_dims) + ")");
   nd_shape split = row_dims;  // W's data read as (I_1, …, I_N, J_1, …, J_N)
   split.insert(split.end(), col_dims.begin(), col_dims.end());
   const dense_matrix<T> plain = w;
@@ -132,9 +132,9 @@ dense_matrix<T> mpo_product(const std::type_identity_t<Eigen::Ref<const dense_ma
   w.validate("mpo_product");
   const nd_shape ri = w.row_dims(), cj = w.col_dims();
   TPROD_EXPECTS(std::size_t(x.cols()) == w.rows(),
-                "mpo_product: a " + detail::shape_text(x) + " batch cannot multiply an MPO of " +
-                    std::to_string(w.rows()) + "x" + std::to_string(w.cols()) + " (" + detail::shape_text(ri) +
-                    " by " + detail::shape_text(cj) + ")");
+                "mpo_product: a " + shape_string(x) + " batch cannot multiply an MPO of " +
+                    std::to_string(w.rows()) + "x" + std::to_string(w.cols()) + " (" + shape_string(ri) +
+                    " by " + shape_string(cj) + ")");
   const auto l = std::size_t(x.rows());
   dense_matrix<T> state = x;  // (l, i_1, …, i_N) = ((l), (r_0 = 1, i_1), (i_2, …, i_N))
   std::size_t rows = l, tail = w.rows();
@@ -183,7 +183,7 @@ template <real_scalar T>
 mpo<T> qtt_from_matrix(const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& w,
                        tt_options options = {.max_rank = 2, .tolerance = 0.0}) {
   TPROD_EXPECTS(w.rows() == w.cols(), "qtt_from_matrix: the QTT format needs a square matrix, got " +
-                                          detail::shape_text(w));
+                                          shape_string(w));
   const nd_shape dims = quantized_dims(std::size_t(w.rows()));
   return mpo_from_matrix<T>(w, dims, dims, options);
 }

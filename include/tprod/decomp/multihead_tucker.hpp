@@ -38,8 +38,8 @@ struct multihead_tucker_result {
 template <real_scalar T>
 ndtensor<T> tensorize_heads(const attention_weights<T>& w, std::size_t heads) {
   const auto d_model = std::size_t(w.query.rows()), width = std::size_t(w.query.cols());
-  const std::string shapes = "W^Q " + detail::shape_text(w.query) + ", W^K " + detail::shape_text(w.key) +
-                             ", W^V " + detail::shape_text(w.value) + ", W^O " + detail::shape_text(w.output);
+  const std::string shapes = "W^Q " + shape_string(w.query) + ", W^K " + shape_string(w.key) +
+                             ", W^V " + shape_string(w.value) + ", W^O " + shape_string(w.output);
   TPROD_EXPECTS(heads > 0 && d_model > 0 && width > 0 && width % heads == 0,
                 "tensorize_heads: " + std::to_string(heads) + " heads do not split " + shapes);
   TPROD_EXPECTS(w.key.rows() == w.query.rows() && w.key.cols() == w.query.cols() &&
@@ -70,7 +70,7 @@ template <real_scalar T>
 attention_weights<T> detensorize_heads(const ndtensor<T>& all) {
   const nd_shape s = shape_of(all);
   TPROD_EXPECTS(s.size() == 4 && s[2] == 4, "detensorize_heads: W_all must be d_model×d_v×4×h, got " +
-                                                detail::shape_text(s));
+                                                shape_string(s));
   const std::size_t d_model = s[0], d_v = s[1], heads = s[3];
   attention_weights<T> w;
   w.query.resize(Eigen::Index(d_model), Eigen::Index(heads * d_v));

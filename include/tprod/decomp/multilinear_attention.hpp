@@ -22,7 +22,7 @@ namespace tprod {
 template <class Derived, real_scalar T = typename Derived::Scalar>
 ndtensor<T> diagonal_core(const Eigen::MatrixBase<Derived>& g) {
   TPROD_EXPECTS(g.size() > 0 && (g.rows() == 1 || g.cols() == 1),
-                "diagonal_core: expected a nonempty vector, got a " + detail::shape_text(g) + " matrix");
+                "diagonal_core: expected a nonempty vector, got a " + shape_string(g) + " matrix");
   const auto r = std::size_t(g.size());
   ndtensor<T> c = zeros<T>({r, r, r});
   for (std::size_t k = 0; k < r; ++k) c.data()[k * (1 + r + r * r)] = g(Eigen::Index(k));
@@ -39,14 +39,14 @@ ndtensor<T> multilinear_attention_tensor(const std::vector<ndtensor<T>>& cores,
                                          const std::type_identity_t<dense_matrix<T>>& v) {
   TPROD_EXPECTS(!cores.empty(), "multilinear_attention_tensor: at least one core is needed");
   const nd_shape s = shape_of(cores[0]);
-  TPROD_EXPECTS(s.size() == 3, "multilinear_attention_tensor: cores must be of order 3, got shape " + detail::shape_text(s));
+  TPROD_EXPECTS(s.size() == 3, "multilinear_attention_tensor: cores must be of order 3, got shape " + shape_string(s));
   for (std::size_t p = 1; p < cores.size(); ++p)
     TPROD_EXPECTS(shape_of(cores[p]) == s, "multilinear_attention_tensor: core " + std::to_string(p) + " has shape " +
-                                               detail::shape_text(shape_of(cores[p])) + " but core 0 has " +
-                                               detail::shape_text(s));
+                                               shape_string(shape_of(cores[p])) + " but core 0 has " +
+                                               shape_string(s));
   TPROD_EXPECTS(std::size_t(q.cols()) == s[0] && std::size_t(k.cols()) == s[1] && std::size_t(v.cols()) == s[2],
-                "multilinear_attention_tensor: Q " + detail::shape_text(q) + ", K " + detail::shape_text(k) + ", V " +
-                    detail::shape_text(v) + " do not fit cores of shape " + detail::shape_text(s));
+                "multilinear_attention_tensor: Q " + shape_string(q) + ", K " + shape_string(k) + ", V " +
+                    shape_string(v) + " do not fit cores of shape " + shape_string(s));
   ndtensor<T> mean = cores[0];
   for (std::size_t p = 1; p < cores.size(); ++p) detail::elements(mean) += detail::elements(cores[p]);
   detail::elements(mean) /= T(cores.size());
@@ -59,7 +59,7 @@ ndtensor<T> multilinear_attention_tensor(const std::vector<ndtensor<T>>& cores,
 template <real_scalar T>
 dense_matrix<T> split_concat(const ndtensor<T>& t) {
   TPROD_EXPECTS(t.dimension() == 3, "split_concat: expected a third-order tensor, got shape " +
-                                        detail::shape_text(shape_of(t)));
+                                        shape_string(shape_of(t)));
   return unfold(t, 0);
 }
 
@@ -71,8 +71,8 @@ dense_matrix<T> multilinear_attention(const std::vector<ndtensor<T>>& cores, con
                                       const std::type_identity_t<dense_matrix<T>>& v,
                                       const std::type_identity_t<dense_matrix<T>>& w_o) {
   const dense_matrix<T> concat = split_concat(multilinear_attention_tensor(cores, q, k, v));
-  TPROD_EXPECTS(w_o.rows() == concat.cols(), "multilinear_attention: W_O is " + detail::shape_text(w_o) +
-                                                 " but SplitConcat(T) is " + detail::shape_text(concat));
+  TPROD_EXPECTS(w_o.rows() == concat.cols(), "multilinear_attention: W_O is " + shape_string(w_o) +
+                                                 " but SplitConcat(T) is " + shape_string(concat));
   return concat * w_o;
 }
 

@@ -47,21 +47,6 @@ using dense_vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 
 namespace detail {
 
-/// "3x4x5", the way tensor3 writes shapes.
-inline std::string shape_text(const nd_shape& shape) {
-  if (shape.empty()) return "(scalar)";
-  std::string s;
-  for (std::size_t n = 0; n < shape.size(); ++n) {
-    if (n) s += 'x';
-    s += std::to_string(shape[n]);
-  }
-  return s;
-}
-
-template <class Derived>
-std::string shape_text(const Eigen::EigenBase<Derived>& m) {
-  return std::to_string(m.rows()) + "x" + std::to_string(m.cols());
-}
 
 inline std::size_t product(const nd_shape& shape, std::size_t first, std::size_t last) {
   std::size_t p = 1;
@@ -76,12 +61,12 @@ inline void expect_nonempty(const nd_shape& shape, const char* where) {
   TPROD_EXPECTS(!shape.empty(), std::string(where) + ": the tensor has no modes (order 0)");
   for (std::size_t n = 0; n < shape.size(); ++n)
     TPROD_EXPECTS(shape[n] > 0, std::string(where) + ": mode " + std::to_string(n) + " of shape " +
-                                    shape_text(shape) + " is empty");
+                                    shape_string(shape) + " is empty");
 }
 
 inline void expect_mode(std::size_t mode, const nd_shape& shape, const char* where) {
   TPROD_EXPECTS(mode < shape.size(), std::string(where) + ": mode " + std::to_string(mode) +
-                                         " is out of range for a tensor of shape " + shape_text(shape) +
+                                         " is out of range for a tensor of shape " + shape_string(shape) +
                                          " (modes are numbered from 0)");
 }
 
@@ -157,7 +142,7 @@ ndtensor<T> zeros(const nd_shape& shape) {
 template <real_scalar T>
 ndtensor<T> from_column_major(const nd_shape& shape, const T* data, std::size_t length) {
   TPROD_EXPECTS(detail::product(shape) == length, "from_column_major: " + std::to_string(length) +
-                                                      " values do not fill shape " + detail::shape_text(shape));
+                                                      " values do not fill shape " + shape_string(shape));
   ndtensor<T> x = ndtensor<T>::from_shape(shape);
   std::copy(data, data + length, x.data());
   return x;
@@ -167,8 +152,8 @@ ndtensor<T> from_column_major(const nd_shape& shape, const T* data, std::size_t 
 /// @throws shape_error when the sizes differ.
 template <real_scalar T>
 ndtensor<T> reshaped(const ndtensor<T>& x, const nd_shape& shape) {
-  TPROD_EXPECTS(detail::product(shape) == x.size(), "reshaped: a tensor of shape " + detail::shape_text(shape_of(x)) +
-                                                        " cannot be viewed as shape " + detail::shape_text(shape));
+  TPROD_EXPECTS(detail::product(shape) == x.size(), "reshaped: a tensor of shape " + shape_string(shape_of(x)) +
+                                                        " cannot be viewed as shape " + shape_string(shape));
   return from_column_major<T>(shape, x.data(), x.size());
 }
 
@@ -180,10 +165,10 @@ ndtensor<T> permuted(const ndtensor<T>& x, const std::vector<std::size_t>& perm)
   const std::size_t order = sx.size();
   std::vector<bool> seen(order, false);
   TPROD_EXPECTS(perm.size() == order, "permuted: " + std::to_string(perm.size()) +
-                                          " axes given for a tensor of shape " + detail::shape_text(sx));
+                                          " axes given for a tensor of shape " + shape_string(sx));
   for (const std::size_t p : perm) {
     TPROD_EXPECTS(p < order && !seen[p], "permuted: the axes are not a permutation of 0…" +
-                                             std::to_string(order - 1) + " (shape " + detail::shape_text(sx) + ")");
+                                             std::to_string(order - 1) + " (shape " + shape_string(sx) + ")");
     seen[p] = true;
   }
   nd_shape sy(order);
@@ -237,7 +222,7 @@ ndtensor<value_type_of<X>> to_ndtensor(const X& a) {
 /// @throws shape_error when x is not of order 3.
 template <real_scalar T>
 tensor3<T> to_tensor3(const ndtensor<T>& x) {
-  TPROD_EXPECTS(x.dimension() == 3, "to_tensor3: a tensor of shape " + detail::shape_text(shape_of(x)) +
+  TPROD_EXPECTS(x.dimension() == 3, "to_tensor3: a tensor of shape " + shape_string(shape_of(x)) +
                                         " is not of order 3");
   tensor3<T> a(x.shape()[0], x.shape()[1], x.shape()[2]);
   std::copy(x.data(), x.data() + x.size(), a.data());

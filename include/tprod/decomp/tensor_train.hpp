@@ -60,14 +60,14 @@ struct tensor_train {
     for (std::size_t n = 0; n < cores.size(); ++n) {
       const nd_shape s = shape_of(cores[n]);
       TPROD_EXPECTS(s.size() == 3 && s[0] > 0 && s[1] > 0 && s[2] > 0,
-                    std::string(where) + ": core " + std::to_string(n) + " has shape " + detail::shape_text(s) +
+                    std::string(where) + ": core " + std::to_string(n) + " has shape " + shape_string(s) +
                         ", expected R_{n-1}xI_nxR_n with positive sizes");
       const std::size_t left = n == 0 ? 1 : cores[n - 1].shape()[2];
       TPROD_EXPECTS(s[0] == left, std::string(where) + ": core " + std::to_string(n) + " has shape " +
-                                      detail::shape_text(s) + " but the rank before it is " + std::to_string(left));
+                                      shape_string(s) + " but the rank before it is " + std::to_string(left));
     }
     TPROD_EXPECTS(cores.back().shape()[2] == 1, std::string(where) + ": the last core has shape " +
-                                                    detail::shape_text(shape_of(cores.back())) + "; R_N must be 1");
+                                                    shape_string(shape_of(cores.back())) + "; R_N must be 1");
   }
 
   /// @brief The full tensor A ∈ ℝ^{I_1×⋯×I_N}, contracted core by core.
@@ -196,8 +196,8 @@ template <real_scalar T>
 tensor_train<T> operator+(const tensor_train<T>& a, const tensor_train<T>& b) {
   a.validate("tensor_train addition");
   b.validate("tensor_train addition");
-  TPROD_EXPECTS(a.shape() == b.shape(), "tensor_train addition: shapes " + detail::shape_text(a.shape()) + " and " +
-                                            detail::shape_text(b.shape()) + " differ");
+  TPROD_EXPECTS(a.shape() == b.shape(), "tensor_train addition: shapes " + shape_string(a.shape()) + " and " +
+                                            shape_string(b.shape()) + " differ");
   const std::size_t order = a.order();
   tensor_train<T> c;
   for (std::size_t n = 0; n < order; ++n) {
@@ -231,8 +231,8 @@ template <real_scalar T>
 double tt_inner(const tensor_train<T>& a, const tensor_train<T>& b) {
   a.validate("tt_inner");
   b.validate("tt_inner");
-  TPROD_EXPECTS(a.shape() == b.shape(), "tt_inner: shapes " + detail::shape_text(a.shape()) + " and " +
-                                            detail::shape_text(b.shape()) + " differ");
+  TPROD_EXPECTS(a.shape() == b.shape(), "tt_inner: shapes " + shape_string(a.shape()) + " and " +
+                                            shape_string(b.shape()) + " differ");
   // w(ra, rb) = Σ over the first n modes of A's and B's partial products
   Eigen::MatrixXd w = Eigen::MatrixXd::Ones(1, 1);
   for (std::size_t n = 0; n < a.order(); ++n) {

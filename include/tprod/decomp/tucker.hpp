@@ -106,12 +106,12 @@ inline tucker_plan plan_tucker(const nd_shape& shape, const tucker_options& opt,
     TPROD_EXPECTS(opt.ranks.size() == plan.modes.size(),
                   std::string(where) + ": " + std::to_string(opt.ranks.size()) + " ranks given for " +
                       std::to_string(plan.modes.size()) + " decomposed modes of a tensor of shape " +
-                      shape_text(shape));
+                      shape_string(shape));
     for (std::size_t k = 0; k < opt.ranks.size(); ++k)
       TPROD_EXPECTS(opt.ranks[k] >= 1 && opt.ranks[k] <= shape[plan.modes[k]],
                     std::string(where) + ": rank " + std::to_string(opt.ranks[k]) + " for mode " +
                         std::to_string(plan.modes[k]) + " is outside 1…" + std::to_string(shape[plan.modes[k]]) +
-                        " (tensor of shape " + shape_text(shape) + ")");
+                        " (tensor of shape " + shape_string(shape) + ")");
     plan.ranks = opt.ranks;
   }
   plan.threshold = opt.tolerance * opt.tolerance * norm2 / double(plan.modes.size());

@@ -50,8 +50,8 @@ ndtensor<T> fold(const Eigen::MatrixBase<Derived>& m, std::size_t mode, const nd
   detail::expect_mode(mode, shape, "fold");
   const auto [before, size, after] = detail::split_at(shape, mode);
   TPROD_EXPECTS(std::size_t(m.rows()) == size && std::size_t(m.cols()) == before * after,
-                "fold: a " + detail::shape_text(m) + " matrix is not the mode-" + std::to_string(mode) +
-                    " unfolding of shape " + detail::shape_text(shape) + " (expected " + std::to_string(size) +
+                "fold: a " + shape_string(m) + " matrix is not the mode-" + std::to_string(mode) +
+                    " unfolding of shape " + shape_string(shape) + " (expected " + std::to_string(size) +
                     "x" + std::to_string(before * after) + ")");
   ndtensor<T> x = ndtensor<T>::from_shape(shape);
   for (std::size_t b = 0; b < after; ++b)

@@ -45,7 +45,7 @@ namespace detail {
 template <class Derived>
 void expect_square(const Eigen::MatrixBase<Derived>& a, const char* where, const char* what = "adjacency matrix") {
   TPROD_EXPECTS(a.rows() == a.cols(), std::string(where) + ": the " + what + " must be square, got " +
-                                          shape_text(a));
+                                          shape_string(a));
 }
 }  // namespace detail
 

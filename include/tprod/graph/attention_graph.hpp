@@ -77,8 +77,8 @@ template <real_scalar T>
 dense_matrix<T> attention_adjacency(const dense_matrix<T>& omega, const dense_matrix<T>& theta) {
   detail::expect_square(omega, "attention_adjacency", "time graph");
   TPROD_EXPECTS(omega.rows() == theta.rows() && omega.cols() == theta.cols(),
-                "attention_adjacency: the time graph is " + detail::shape_text(omega) +
-                    " but the attention coefficients are " + detail::shape_text(theta));
+                "attention_adjacency: the time graph is " + shape_string(omega) +
+                    " but the attention coefficients are " + shape_string(theta));
   return omega.cwiseProduct(theta);
 }
 

@@ -46,9 +46,9 @@ tensor3<T> apply_mode1(const tensor3<T>& x, F&& f) {
 template <real_scalar T, class Signal>
 Signal mode1_product(const dense_matrix<T>& m, const Signal& x) {
   return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
-    TPROD_EXPECTS(m.cols() == x1.rows(), "mode1_product: a " + detail::shape_text(m) +
+    TPROD_EXPECTS(m.cols() == x1.rows(), "mode1_product: a " + shape_string(m) +
                                              " matrix cannot multiply a signal on " + std::to_string(x1.rows()) +
-                                             " vertices (mode-1 unfolding " + detail::shape_text(x1) + ")");
+                                             " vertices (mode-1 unfolding " + shape_string(x1) + ")");
     return m * x1;
   });
 }

@@ -36,7 +36,7 @@ void check_polynomial_filter(const dense_matrix<T>& psi, std::size_t k, Eigen::I
   expect_square(psi, where, "graph matrix");
   TPROD_EXPECTS(k >= 1, std::string(where) + ": a polynomial filter needs at least one coefficient (K >= 1)");
   TPROD_EXPECTS(rows == psi.rows(), std::string(where) + ": a signal on " + std::to_string(rows) +
-                                        " vertices for a " + shape_text(psi) + " graph matrix");
+                                        " vertices for a " + shape_string(psi) + " graph matrix");
 }
 }  // namespace detail
 
@@ -49,8 +49,8 @@ void polynomial_filter_matrix(const dense_matrix<T>& psi, std::type_identity_t<s
                               std::type_identity_t<Eigen::Ref<dense_matrix<T>>> y, polynomial_filter_saved<T>& saved) {
   const std::size_t k = alpha.size();
   detail::check_polynomial_filter(psi, k, x.rows(), "polynomial_filter");
-  TPROD_EXPECTS(y.rows() == x.rows() && y.cols() == x.cols(), "polynomial_filter: output " + detail::shape_text(y) +
-                                                                  " for a " + detail::shape_text(x) + " signal");
+  TPROD_EXPECTS(y.rows() == x.rows() && y.cols() == x.cols(), "polynomial_filter: output " + shape_string(y) +
+                                                                  " for a " + shape_string(x) + " signal");
   saved.z.resize(k - 1);
   if (k == 1) {
     y = alpha[0] * x;
@@ -100,8 +100,8 @@ void polynomial_filter_backward(const dense_matrix<T>& psi, std::type_identity_t
   const std::size_t k = alpha.size();
   detail::check_polynomial_filter(psi, k, x.rows(), "polynomial_filter_backward");
   TPROD_EXPECTS(saved.z.size() == k - 1 && dy.rows() == x.rows() && dy.cols() == x.cols(),
-                "polynomial_filter_backward: gradient " + detail::shape_text(dy) + " and " +
-                    std::to_string(saved.z.size()) + " saved iterates do not match a " + detail::shape_text(x) +
+                "polynomial_filter_backward: gradient " + shape_string(dy) + " and " +
+                    std::to_string(saved.z.size()) + " saved iterates do not match a " + shape_string(x) +
                     " signal and K = " + std::to_string(k));
   g.d_alpha.resize(Eigen::Index(k));
   g.d_alpha(0) = (dy.array() * x.array()).sum();

@@ -65,7 +65,7 @@ dense_matrix<T> shifted_inverse_sqrt(const dense_matrix<T>& a) {
     // a lower triangular A (the transposed time graph, past → future): (I + A)^{−1/2} = ((I + Aᵀ)^{−1/2})ᵀ
     if (u.template triangularView<Eigen::StrictlyUpper>().toDenseMatrix().isZero(0))
       return shifted_inverse_sqrt<T>(a.transpose()).transpose();
-    throw numerical_error("shifted_inverse_sqrt: A (" + detail::shape_text(a) +
+    throw numerical_error("shifted_inverse_sqrt: A (" + shape_string(a) +
                           ") is neither symmetric nor triangular; (I + A)^(-1/2) is supported for undirected "
                           "graphs and for directed time graphs");
   }
@@ -99,13 +99,13 @@ dense_matrix<T> rgtn_forward(const dense_matrix<T>& a, const dense_matrix<T>& p,
   detail::expect_square(a, "rgtn_forward");
   detail::expect_square(p, "rgtn_forward");
   TPROD_EXPECTS(a.cols() == x.rows() && p.cols() == x.cols(),
-                "rgtn_forward: a " + detail::shape_text(a) + " time graph and a " + detail::shape_text(p) +
-                    " propagation for a " + detail::shape_text(x) + " signal (steps × features)");
+                "rgtn_forward: a " + shape_string(a) + " time graph and a " + shape_string(p) +
+                    " propagation for a " + shape_string(x) + " signal (steps × features)");
   const double largest = p.size() == 0 ? 0.0 : double(p.cwiseAbs().maxCoeff());
   const double scale = std::max(1.0, largest * largest);
   const double defect = p.rows() == 0 ? 0.0 : double((p * p - p).cwiseAbs().maxCoeff());
   if (!(defect <= 100 * double(std::numeric_limits<T>::epsilon()) * double(p.rows()) * scale))
-    throw numerical_error("rgtn_forward: the propagation P (" + detail::shape_text(p) +
+    throw numerical_error("rgtn_forward: the propagation P (" + shape_string(p) +
                           ") is not idempotent: max |P² − P| = " + number_text(defect));
   dense_matrix<T> y = a * x * p.transpose();
   return y += x;
@@ -117,7 +117,7 @@ template <real_scalar T, class Signal>
 Signal fast_rgtn_forward(const dense_matrix<T>& a, const Signal& x) {
   detail::expect_square(a, "fast_rgtn_forward");
   return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
-    TPROD_EXPECTS(a.cols() == x1.rows(), "fast_rgtn_forward: a " + detail::shape_text(a) +
+    TPROD_EXPECTS(a.cols() == x1.rows(), "fast_rgtn_forward: a " + shape_string(a) +
                                              " time graph for a signal on " + std::to_string(x1.rows()) + " steps");
     dense_matrix<T> y = a * x1;
     return y += x1;

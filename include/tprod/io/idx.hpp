@@ -106,13 +106,13 @@ inline idx_array read_idx(const std::filesystem::path& file) {
     a.data.resize(have + want);
     const std::size_t got = in.read(a.data.data() + have, want);
     if (got < want)
-      detail::idx_fail(file, "truncated: shape " + shape_string(a.shape) + " needs " + std::to_string(count) +
+      detail::idx_fail(file, "truncated: shape " + numpy_shape(a.shape) + " needs " + std::to_string(count) +
                                  " data bytes but only " + std::to_string(have + got) + " follow the header");
   }
   unsigned char extra;
   if (in.read(&extra, 1) != 0)
     detail::idx_fail(file, "unexpected bytes after the " + std::to_string(count) + " data bytes of shape " +
-                               shape_string(a.shape));
+                               numpy_shape(a.shape));
   return a;
 }
 
@@ -121,7 +121,7 @@ inline std::string idx_bytes(const std::vector<std::size_t>& shape, const std::v
   std::size_t count = 1;
   for (auto d : shape) count *= d;
   if (shape.empty() || shape.size() > 8 || count != data.size())
-    throw shape_error("idx_bytes: shape " + shape_string(shape) + " does not fit " + std::to_string(data.size()) +
+    throw shape_error("idx_bytes: shape " + numpy_shape(shape) + " does not fit " + std::to_string(data.size()) +
                       " elements (1 to 8 dimensions)");
   std::string out{char(0), char(0), char(0x08), char(shape.size())};
   for (auto d : shape) {
@@ -183,8 +183,8 @@ inline image_split read_image_split(const std::filesystem::path& images, const s
                                     std::size_t classes = 10) {
   idx_array im = read_idx(images), lb = read_idx(labels);
   if (im.shape.size() != 3)
-    detail::idx_fail(images, "expected images of shape (count, rows, cols), got " + shape_string(im.shape));
-  if (lb.shape.size() != 1) detail::idx_fail(labels, "expected labels of shape (count,), got " + shape_string(lb.shape));
+    detail::idx_fail(images, "expected images of shape (count, rows, cols), got " + numpy_shape(im.shape));
+  if (lb.shape.size() != 1) detail::idx_fail(labels, "expected labels of shape (count,), got " + numpy_shape(lb.shape));
   if (lb.shape[0] != im.shape[0])
     detail::idx_fail(labels, "has " + std::to_string(lb.shape[0]) + " labels but " + images.string() + " has " +
                                  std::to_string(im.shape[0]) + " images");

@@ -74,8 +74,9 @@ inline std::optional<npy_dtype> dtype_from_name(std::string_view name) {
 template <scalar T>
 inline constexpr npy_dtype dtype_of = make_dtype(is_complex_v<T>, std::same_as<real_t<T>, double>);
 
-/// @brief "(3, 4, 5)", "(5,)" or "()": a shape as NumPy prints it.
-inline std::string shape_string(const std::vector<std::size_t>& shape) {
+/// @brief "(3, 4, 5)", "(5,)" or "()": a shape as NumPy prints it, the way tprod::io writes the shapes of arrays in
+/// files (.npy, safetensors, IDX); the rest of tprod writes "3x4x5" (shape_string).
+inline std::string numpy_shape(const std::vector<std::size_t>& shape) {
   std::string s = "(";
   for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
   return s + (shape.size() == 1 ? ",)" : ")");
@@ -335,19 +336,19 @@ npy_header read_npy_header(Source& src, std::string_view name) {
   std::size_t count = 1;
   for (auto d : h.shape) {
     if (d != 0 && count > std::numeric_limits<std::size_t>::max() / d)
-      npy_fail(name, "shape " + shape_string(h.shape) + " is too large: its element count overflows");
+      npy_fail(name, "shape " + numpy_shape(h.shape) + " is too large: its element count overflows");
     count *= d;
   }
   if (count > std::numeric_limits<std::size_t>::max() / dtype_size(h.dtype))
-    npy_fail(name, "shape " + shape_string(h.shape) + " is too large: its byte count overflows");
+    npy_fail(name, "shape " + numpy_shape(h.shape) + " is too large: its byte count overflows");
   const std::size_t bytes = count * dtype_size(h.dtype);
   if (bytes > src.remaining())
-    npy_fail(name, "truncated data: shape " + shape_string(h.shape) + " of " + std::string(dtype_name(h.dtype)) +
+    npy_fail(name, "truncated data: shape " + numpy_shape(h.shape) + " of " + std::string(dtype_name(h.dtype)) +
                        " needs " + std::to_string(bytes) + " bytes but only " + std::to_string(src.remaining()) +
                        " follow the header");
   if (bytes < src.remaining())
     npy_fail(name, std::to_string(src.remaining() - bytes) + " unexpected bytes after the data of shape " +
-                       shape_string(h.shape));
+                       numpy_shape(h.shape));
   return h;
 }
 
@@ -481,7 +482,7 @@ inline npy_array parse_npy(std::string_view bytes, std::string_view name = "<mem
 inline std::string npy_header_bytes(npy_dtype dtype, const std::vector<std::size_t>& shape) {
   constexpr std::string_view descr[] = {"<f4", "<f8", "<c8", "<c16"};
   std::string dict = "{'descr': '" + std::string(descr[int(dtype)]) + "', 'fortran_order': True, 'shape': " +
-                     shape_string(shape) + ", }";
+                     numpy_shape(shape) + ", }";
   const bool v2 = dict.size() + 1 + 10 > 65535;
   const std::size_t prefix = v2 ? 12 : 10;
   const std::size_t len = (prefix + dict.size() + 1 + 63) / 64 * 64 - prefix;

@@ -18,10 +18,10 @@ namespace detail {
 /// Also refuses shapes no index can address (extents3's limits), whatever the other extents.
 inline dextents3 tensor3_extents(const std::vector<std::size_t>& shape, std::string_view name) {
   if (shape.size() != 2 && shape.size() != 3)
-    npy_fail(name, "expected an array of shape (m, n, p) or (m, n), got shape " + shape_string(shape));
+    npy_fail(name, "expected an array of shape (m, n, p) or (m, n), got shape " + numpy_shape(shape));
   const std::size_t p = shape.size() == 3 ? shape[2] : 1;
   if (const std::string why = shape_limit_problem(shape[0], shape[1], p); !why.empty())
-    npy_fail(name, "shape " + shape_string(shape) + " is too large: " + why);
+    npy_fail(name, "shape " + numpy_shape(shape) + " is too large: " + why);
   return {shape[0], shape[1], p};
 }
 }  // namespace detail

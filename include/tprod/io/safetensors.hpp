@@ -202,7 +202,7 @@ class safetensors_reader {
   tensor3<T> tensor(std::string_view tensor) const {
     const auto& s = entry(tensor).shape;
     if (s.size() != 3)
-      fail("tensor '" + std::string(tensor) + "' has shape " + shape_string(s) + ", not the (m, n, p) of a tensor3");
+      fail("tensor '" + std::string(tensor) + "' has shape " + numpy_shape(s) + ", not the (m, n, p) of a tensor3");
     tensor3<T> t(s[0], s[1], s[2]);
     load_into(tensor, t);
     return t;
@@ -219,8 +219,8 @@ class safetensors_reader {
     const auto& e = entry(tensor);
     const std::vector<std::size_t> want{v.m(), v.n(), v.p()};
     if (e.shape != want)
-      throw shape_error(name_ + ": tensor '" + std::string(tensor) + "' has shape " + shape_string(e.shape) +
-                        " but the tensor to load it into is " + shape_string(want));
+      throw shape_error(name_ + ": tensor '" + std::string(tensor) + "' has shape " + numpy_shape(e.shape) +
+                        " but the tensor to load it into is " + numpy_shape(want));
     // Through an aligned copy: a foreign file need not align its tensors.
     const std::vector<T> c_order = values<T>(tensor);
     detail::c_to_fortran(c_order.data(), v.data(), e.shape);
@@ -233,8 +233,8 @@ class safetensors_reader {
     check_dtype<T>(tensor);
     const auto& e = entry(tensor);
     if (e.shape != shape || dst.size() != e.size())
-      throw shape_error(name_ + ": tensor '" + std::string(tensor) + "' has shape " + shape_string(e.shape) +
-                        " but the destination is " + shape_string(shape) + " (" + std::to_string(dst.size()) +
+      throw shape_error(name_ + ": tensor '" + std::string(tensor) + "' has shape " + numpy_shape(e.shape) +
+                        " but the destination is " + numpy_shape(shape) + " (" + std::to_string(dst.size()) +
                         " elements)");
     const std::string_view b = bytes(tensor);
     if (!b.empty()) std::memcpy(dst.data(), b.data(), b.size());
@@ -297,9 +297,9 @@ class safetensors_reader {
              "] out of range (the data buffer has " + std::to_string(data_bytes) + " bytes)");
       const auto count = detail::checked_count(e.shape);
       if (!count || *count > std::numeric_limits<std::size_t>::max() / elem)
-        fail(what + ": shape " + shape_string(e.shape) + " is too large: its byte count overflows");
+        fail(what + ": shape " + numpy_shape(e.shape) + " is too large: its byte count overflows");
       if (*count * elem != e.end - e.begin)
-        fail(what + ": shape " + shape_string(e.shape) + " of " + e.dtype + " needs " +
+        fail(what + ": shape " + numpy_shape(e.shape) + " of " + e.dtype + " needs " +
              std::to_string(*count * elem) + " bytes but data_offsets span " + std::to_string(e.end - e.begin));
       by_offset.emplace_back(e.begin, key);
       entries_.emplace(key, std::move(e));
@@ -353,7 +353,7 @@ class safetensors_writer {
   void add(std::string name, std::vector<std::size_t> shape, std::span<const T> c_order) {
     const auto count = detail::checked_count(shape);
     if (!count || *count != c_order.size())
-      throw shape_error("safetensors_writer: tensor '" + name + "' of shape " + shape_string(shape) + " was given " +
+      throw shape_error("safetensors_writer: tensor '" + name + "' of shape " + numpy_shape(shape) + " was given " +
                         std::to_string(c_order.size()) + " elements");
     std::string& data = insert<T>(std::move(name), std::move(shape), c_order.size());
     if (!c_order.empty()) std::memcpy(data.data(), c_order.data(), data.size());
@@ -368,7 +368,7 @@ class safetensors_writer {
     if (element == 0) throw std::invalid_argument("safetensors_writer: unknown dtype '" + dtype + "'");
     const auto count = detail::checked_count(shape);
     if (!count || *count > std::numeric_limits<std::size_t>::max() / element || *count * element != bytes.size())
-      throw shape_error("safetensors_writer: tensor '" + name + "' of shape " + shape_string(shape) + " and dtype " +
+      throw shape_error("safetensors_writer: tensor '" + name + "' of shape " + numpy_shape(shape) + " and dtype " +
                         dtype + " was given " + std::to_string(bytes.size()) + " bytes");
     insert(std::move(name), dtype, std::move(shape), bytes.size()).assign(bytes);
   }

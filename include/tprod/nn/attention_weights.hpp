@@ -69,9 +69,9 @@ void set_attention_weights(tensor3<T>& w_qkv, tensor3<T>& w_o, const tprod::atte
   const auto square = [d](const dense_matrix<T>& m) { return m.rows() == d && m.cols() == d; };
   TPROD_EXPECTS(square(w.query) && square(w.key) && square(w.value) && square(w.output),
                 "nn::set_attention_weights: the layer has width d = " + std::to_string(d) +
-                    " and needs four d x d matrices; got W^Q " + tprod::detail::shape_text(w.query) + ", W^K " +
-                    tprod::detail::shape_text(w.key) + ", W^V " + tprod::detail::shape_text(w.value) + ", W^O " +
-                    tprod::detail::shape_text(w.output));
+                    " and needs four d x d matrices; got W^Q " + tprod::shape_string(w.query) + ", W^K " +
+                    tprod::shape_string(w.key) + ", W^V " + tprod::shape_string(w.value) + ", W^O " +
+                    tprod::shape_string(w.output));
   auto qkv = w_qkv.slice(0);
   qkv.leftCols(d) = w.query;
   qkv.middleCols(d, d) = w.key;

@@ -96,9 +96,13 @@ encoder_params<T, L, A> zeros_like(const encoder_params<T, L, A>& p) {
   return {p.config, zeros_like(p.attn), zeros_like(p.ffn), zeros_like(p.ln1), zeros_like(p.ln2)};
 }
 
-/// @brief The parameters copied to memory space To.
+/// @brief The parameters copied to memory space To (refused at compile time for an attention that has no copy
+/// there: multilinear attention lives on the host only).
 template <memory_space To, std::floating_point T, class L, class A>
 auto copy(const encoder_params<T, L, A>& p, To to) {
+  static_assert(requires(const A& a) { copy(a, To{}); },
+                "tprod::nn: this encoder's attention runs on the host only (multilinear attention has no device "
+                "version): build its model in host_space");
   auto attn = copy(p.attn, to);
   return encoder_params<T, L, decltype(attn)>{p.config, std::move(attn), copy(p.ffn, to), copy(p.ln1, to),
                                               copy(p.ln2, to)};

@@ -62,7 +62,7 @@ template <std::floating_point T, real_transform<T> L>
 linear_params<T, L> make_linear_params(std::size_t n, std::size_t q, std::size_t p, const L& l, std::uint64_t seed,
                                        bool bias = true) {
   TPROD_EXPECTS(n > 0 && q > 0 && p > 0,
-                "nn::make_linear_params: shape " + detail::dims(n, q, p) + " must have positive sizes");
+                "nn::make_linear_params: shape " + shape_string(n, q, p) + " must have positive sizes");
   const T a = T(1) / std::sqrt(T(n));
   return {random_transformed<T>(n, q, p, l, a, seed), random_transformed<T>(bias ? 1 : 0, q, p, l, a, seed + 1)};
 }
@@ -144,7 +144,7 @@ linear_grads<T, L, S> linear_backward(const linear_params<T, L, S>& prm, const l
                                       const tensor3<T, dextents3, S>& d_out) {
   TPROD_EXPECTS(d_out.m() == saved.x_hat.m() && d_out.n() == prm.out_width() && d_out.p() == prm.slices(),
                 "nn::linear_backward: gradient " + d_out.shape() + " does not match the output shape " +
-                    detail::dims(saved.x_hat.m(), prm.out_width(), prm.slices()));
+                    shape_string(saved.x_hat.m(), prm.out_width(), prm.slices()));
   linear_grads<T, L, S> g{tensor3<T, dextents3, S>(), zeros_like(prm)};
   tensor3<T, dextents3, S> dy_hat, dx_hat;
   detail::inverse_transform_adjoint(prm.transform(), d_out, dy_hat);

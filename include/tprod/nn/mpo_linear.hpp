@@ -76,8 +76,8 @@ mpo_linear_params<T> make_mpo_linear_params(const nd_shape& row_dims, const nd_s
                                             const std::vector<std::size_t>& bond_ranks, std::uint64_t seed) {
   const std::size_t order = row_dims.size();
   TPROD_EXPECTS(order > 0 && col_dims.size() == order && bond_ranks.size() + 1 == order,
-                "nn::make_mpo_linear_params: row factorization " + tprod::detail::shape_text(row_dims) +
-                    ", column factorization " + tprod::detail::shape_text(col_dims) + " and " +
+                "nn::make_mpo_linear_params: row factorization " + tprod::shape_string(row_dims) +
+                    ", column factorization " + tprod::shape_string(col_dims) + " and " +
                     std::to_string(bond_ranks.size()) + " bond ranks (need N, N and N - 1 entries)");
   std::vector<std::size_t> ranks{1};
   ranks.insert(ranks.end(), bond_ranks.begin(), bond_ranks.end());
@@ -262,9 +262,9 @@ void mpo_linear_forward(const mpo_linear_params<T>& prm, const std::type_identit
   const mpo<T>& w = prm.weight;
   w.validate("nn::mpo_linear_forward");
   TPROD_EXPECTS(std::size_t(x.cols()) == w.rows(),
-                "nn::mpo_linear_forward: input " + tprod::detail::shape_text(x) + " does not match the MPO weight of " +
+                "nn::mpo_linear_forward: input " + tprod::shape_string(x) + " does not match the MPO weight of " +
                     std::to_string(w.rows()) + "x" + std::to_string(w.cols()) + " (" +
-                    tprod::detail::shape_text(w.row_dims()) + " by " + tprod::detail::shape_text(w.col_dims()) + ")");
+                    tprod::shape_string(w.row_dims()) + " by " + tprod::shape_string(w.col_dims()) + ")");
   saved.batch_rows = std::size_t(x.rows());
   saved.input = x;
   y.resize(x.rows(), Eigen::Index(w.cols()));
@@ -306,7 +306,7 @@ void mpo_linear_backward(const mpo_linear_params<T>& prm, const mpo_linear_saved
   const mpo<T>& w = prm.weight;
   TPROD_EXPECTS(std::size_t(d_out.rows()) == saved.batch_rows && std::size_t(d_out.cols()) == w.cols() &&
                     std::size_t(saved.input.cols()) == w.rows(),
-                "nn::mpo_linear_backward: gradient " + tprod::detail::shape_text(d_out) + " does not match the output " +
+                "nn::mpo_linear_backward: gradient " + tprod::shape_string(d_out) + " does not match the output " +
                     std::to_string(saved.batch_rows) + "x" + std::to_string(w.cols()));
   std::vector<std::size_t> offset{0};  // of core n's gradient in a column of ws.partial
   for (const auto& c : w.cores) offset.push_back(offset.back() + c.size());

@@ -226,7 +226,7 @@ std::vector<std::size_t> tsa_lengths(std::size_t in_width, Eigen::Index rows, Ei
                     " does not match the key and value weights of input width " + std::to_string(in_width));
   TPROD_EXPECTS(steps > 0 && std::size_t(rows) % steps == 0,
                 std::string(who) + ": " + std::to_string(rows) + " input rows are not whole sequences of the " +
-                    std::to_string(steps) + " time steps of the " + tprod::detail::shape_text(omega) + " time graph");
+                    std::to_string(steps) + " time steps of the " + tprod::shape_string(omega) + " time graph");
   const std::size_t batch = std::size_t(rows) / steps;
   if (lengths.empty()) return std::vector<std::size_t>(batch, steps);
   TPROD_EXPECTS(lengths.size() == batch, std::string(who) + ": " + std::to_string(lengths.size()) +
@@ -336,8 +336,8 @@ void tsa_head_backward(const tsa_head_params<T>& prm, const tsa_head_saved<T>& s
                        const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& d_out, tsa_head_grads<T>& g,
                        tsa_workspace<T>& ws) {
   TPROD_EXPECTS(d_out.rows() == s.v.rows() && d_out.cols() == s.v.cols(),
-                "nn::tsa_head_backward: gradient " + tprod::detail::shape_text(d_out) + " does not match the output " +
-                    tprod::detail::shape_text(s.v));
+                "nn::tsa_head_backward: gradient " + tprod::shape_string(d_out) + " does not match the output " +
+                    tprod::shape_string(s.v));
   const auto steps = s.omega.rows();
   const std::size_t batch = s.lengths.size();
   const std::vector<T> alpha = detail::tsa_alpha(prm);

@@ -1,9 +1,19 @@
 #pragma once
 /// @file dense_matrix.hpp
 /// @brief The dynamic column-major Eigen matrix that transform matrices, slice copies and the decompositions' factor
-/// matrices use (tprod::dense_matrix in decomp/ndtensor.hpp names this one).
+/// matrices use (tprod::dense_matrix in decomp/ndtensor.hpp names this one), and a matrix's shape as text.
+#include <string>
+
 #include <Eigen/Core>
 
-namespace tprod::detail {
+namespace tprod {
+namespace detail {
 template <class S> using dense_matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
-}  // namespace tprod::detail
+}  // namespace detail
+
+/// @brief "rows x cols" of an Eigen matrix or expression ("3x4"), as core/extents.hpp's shape_string writes shapes.
+template <class Derived>
+std::string shape_string(const Eigen::EigenBase<Derived>& m) {
+  return std::to_string(m.rows()) + "x" + std::to_string(m.cols());
+}
+}  // namespace tprod

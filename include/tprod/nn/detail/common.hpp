@@ -54,10 +54,6 @@ std::size_t bytes_of(const tensor3<T>& t) {
   return t.size() * sizeof(T);
 }
 
-inline std::string dims(std::size_t m, std::size_t n, std::size_t p) {
-  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(p);
-}
-
 // The tube maps below run in the views' memory space S (given explicitly: host_space by default), through the
 // backend's transform, scale and mode-product tasks.
 template <class T, memory_space S>
@@ -118,7 +114,7 @@ void transform_adjoint(const L& l, view_in<const T, S> in, view_in<T, S> out) {
     return;
   }
   if constexpr (requires { l.matrix(); }) {
-    multiply_mode(sys, 3, in, matrix<T>(l.matrix().transpose().template cast<T>()), out);  // tubes ← Zᵀ·tubes
+    multiply_mode(sys, 2, in, matrix<T>(l.matrix().transpose().template cast<T>()), out);  // tubes ← Zᵀ·tubes
   } else {
     throw numerical_error(std::string("nn: the adjoint of the ") + std::string(L::name()) +
                           " transform is not available (it is neither orthogonal nor a matrix_transform)");
@@ -133,7 +129,7 @@ void inverse_transform_adjoint(const L& l, view_in<const T, S> in, view_in<T, S>
     apply_forward<T, S>(l, in, out);
     if (*c != 1.0) scale(sys, T(*c), out);
   } else if constexpr (requires { l.inverse_matrix(); }) {
-    multiply_mode(sys, 3, in, matrix<T>(l.inverse_matrix().transpose().template cast<T>()), out);  // Z⁻ᵀ·tubes
+    multiply_mode(sys, 2, in, matrix<T>(l.inverse_matrix().transpose().template cast<T>()), out);  // Z⁻ᵀ·tubes
   } else {
     throw numerical_error(std::string("nn: the adjoint of the inverse ") + std::string(L::name()) +
                           " transform is not available (it is neither orthogonal nor a matrix_transform)");

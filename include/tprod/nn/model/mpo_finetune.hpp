@@ -221,7 +221,7 @@ class mpo_overparameterized {
     TPROD_EXPECTS(!f.row_dims.empty() && f.row_dims.size() == f.col_dims.size() &&
                       tprod::detail::product(f.row_dims) == rows && tprod::detail::product(f.col_dims) == cols,
                   std::string(where) + ": '" + parameter + "' is " + e->value->shape() + ", which does not factor as (" +
-                      tprod::detail::shape_text(f.row_dims) + ") x (" + tprod::detail::shape_text(f.col_dims) +
+                      tprod::shape_string(f.row_dims) + ") x (" + tprod::shape_string(f.col_dims) +
                       ") with as many row as column factors");
     e->cores = mpo_linear_from_dense<T>(dense_matrix<T>(e->value->slice(0)), f.row_dims, f.col_dims);
     for (const auto& c : e->cores.weight.cores) {

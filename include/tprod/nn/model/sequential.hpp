@@ -20,7 +20,8 @@ class sequential {
   using memory_space_type = layer_space_t<std::tuple_element_t<0, std::tuple<Ms...>>>;
   using tensor = tensor3<T, dextents3, memory_space_type>;
   static_assert((std::same_as<layer_space_t<Ms>, memory_space_type> && ...),
-                "tprod::nn::sequential: every layer must live in the same memory space");
+                "tprod::nn::sequential: every layer must live in the same memory space (attention_layer, "
+                "activation_layer and spectral_attention_layer run on the host only)");
 
   explicit sequential(Ms... layers) : layers_(std::make_unique<std::tuple<Ms...>>(std::move(layers)...)) {}
 
