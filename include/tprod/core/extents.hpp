@@ -25,7 +25,10 @@ inline std::string shape_string(std::size_t m, std::size_t n, std::size_t p) {
 inline std::string shape_string(std::span<const std::size_t> shape) {
   if (shape.empty()) return "(scalar)";
   std::string s;
-  for (std::size_t n = 0; n < shape.size(); ++n) s += (n ? "x" : "") + std::to_string(shape[n]);
+  for (std::size_t n = 0; n < shape.size(); ++n) {
+    if (n) s += 'x';  // (not "x" + to_string(...): GCC 12 warns falsely (-Wrestrict) on that operator+)
+    s += std::to_string(shape[n]);
+  }
   return s;
 }
 
