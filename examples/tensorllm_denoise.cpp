@@ -11,8 +11,10 @@
 // U⁽²⁾ (d_h×R2), U⁽³⁾ (4×R3) and one R1×R2×R3 core per head (eq. 9–14), for a sweep of ranks (R1, R2, R3). LASER
 // replaces the same four matrices of the same layers by their rank-k truncated SVDs, with k chosen so that the
 // 4·k·2d numbers it stores per layer are closest to the Tucker factors and cores. Each variant is evaluated on the
-// test split (and a subset of the training split); nothing is retrained. Both are library calls on the model's
-// encoder stack: nn::compress_attention and nn::laser_attention (tprod/nn/model/compress_attention.hpp).
+// test split (and a subset of the training split); nothing is retrained. Paper 004's ablation (Table IV) follows:
+// the same Tucker on one of the four matrices at a time (tucker-q, -k, -v, -o at R1×R2 = d/4 × d_h/4). All are
+// library calls on the model's encoder stack: nn::compress_attention, nn::laser_attention and
+// nn::compress_attention_matrix (tprod/nn/model/compress_attention.hpp).
 //
 // With --seeds N (default 3; quick 1) it denoises the checkpoints of ltransformer_text's N seeds
 // (checkpoints/std.safetensors for the first, std-seed<S>.safetensors for S = --seed + 1, …) and reports every variant
@@ -35,6 +37,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/example_options.hpp"
@@ -375,6 +378,20 @@ int run(int argc, char** argv) {
       if (!laser_done.insert(k).second) continue;
       const std::size_t laser_storage = compress_original([&] { return nn::laser_attention(stack, layers, k); });
       evaluate("laser", std::to_string(k), laser_storage, relative_change(original, current_weights()));
+    }
+
+    // Paper 004's ablation (Table IV): the same tensorisation and shared-factor Tucker on one matrix at a time, the
+    // other three left dense, at (R1, R2) = (d/4, d_h/4) (the 32x8 of the sweep at d = 128).
+    const std::size_t a1 = std::max<std::size_t>(1, d / 4), a2 = std::max<std::size_t>(1, dh / 4);
+    const std::pair<nn::attention_matrix, const char*> one_matrix[] = {{nn::attention_matrix::query, "q"},
+                                                                       {nn::attention_matrix::key, "k"},
+                                                                       {nn::attention_matrix::value, "v"},
+                                                                       {nn::attention_matrix::output, "o"}};
+    for (const auto& [which, letter] : one_matrix) {
+      const std::size_t storage =
+          compress_original([&] { return nn::compress_attention_matrix(stack, layers, which, a1, a2); });
+      evaluate(std::string("tucker-") + letter, std::to_string(a1) + "x" + std::to_string(a2), storage,
+               relative_change(original, current_weights()));
     }
 
     // The denoised model kept: the Tucker rank with the best training accuracy (ties: the higher compression),

@@ -229,6 +229,63 @@ TEST_CASE("laser_attention reduces the chosen matrices only, with the Eckart-You
   CHECK(nn::laser_attention(w, d).relative_error.key <= 10 * std::numeric_limits<double>::epsilon() * double(d));
 }
 
+TEST_CASE("compress_attention_matrix: one matrix's heads share two factors (Table IV), the other three stay") {
+  const std::size_t d = 8, heads = 2, dh = d / heads, r1 = 3, r2 = 2;
+  const auto original =
+      nn::attention_weights_of(nn::make_attention_params<double>(d, heads, 1, identity_transform{}, 63));
+  // The rank of a matrix: its singular values above a rounding floor.
+  const auto rank = [](const dmat& m) {
+    const Eigen::VectorXd sigma = Eigen::JacobiSVD<dmat>(m).singularValues();
+    return (sigma.array() > 1e-10 * sigma(0)).count();
+  };
+  for (const auto which : {nn::attention_matrix::query, nn::attention_matrix::output}) {
+    const bool output = which == nn::attention_matrix::output;
+    CAPTURE(output);
+    auto w = original;
+    const auto r = nn::compress_attention_matrix(w, heads, which, r1, r2);
+    CHECK(w.key == original.key);
+    CHECK(w.value == original.value);
+    CHECK((output ? w.query == original.query : w.output == original.output));
+    // The d×d_v×h tensor of the heads has multilinear ranks (≤ r1, ≤ r2): its mode-0 unfolding [B_1 … B_h] has
+    // rank ≤ r1 and its mode-1 unfolding [B_1ᵀ … B_hᵀ] rank ≤ r2.
+    const dmat m = output ? dmat(w.output.transpose()) : w.query;
+    dmat mode1(dh, d * heads);
+    for (std::size_t i = 0; i < heads; ++i)
+      mode1.middleCols(Eigen::Index(i * d), Eigen::Index(d)) =
+          m.middleCols(Eigen::Index(i * dh), Eigen::Index(dh)).transpose();
+    CHECK(rank(m) <= Eigen::Index(r1));
+    CHECK(rank(mode1) <= Eigen::Index(r2));
+    const double error = output ? r.relative_error.output : r.relative_error.query;
+    const dmat& before = output ? original.output : original.query;
+    CHECK(error == doctest::Approx(relative_difference(output ? w.output : w.query, before)));
+    CHECK(error > 0.1);  // random weights do not compress
+    CHECK((output ? r.relative_error.query : r.relative_error.output) == 0);
+    // CR = 4·d² / (3·d² + core R1·R2·h + factors d·R1 + d_v·R2)
+    const std::size_t stored = 3 * d * d + r1 * r2 * heads + d * r1 + dh * r2;
+    CHECK(r.compression_ratio == doctest::Approx(double(4 * d * d) / double(stored)));
+    CHECK(r.ranks == std::vector<std::size_t>{r1, r2});
+  }
+  auto w = original;
+  const auto full = nn::compress_attention_matrix(w, heads, nn::attention_matrix::value, d, dh);
+  CHECK(full.relative_error.value <= 10 * std::numeric_limits<double>::epsilon() * double(d));
+  CHECK_THROWS_WITH_AS(nn::compress_attention_matrix(w, 3, nn::attention_matrix::key, 2, 2),
+                       doctest::Contains("3 heads do not split a 8x8 matrix"), tprod::shape_error);
+  w = original;
+  CHECK_THROWS_AS(nn::compress_attention_matrix(w, heads, nn::attention_matrix::key, 2, dh + 1), tprod::shape_error);
+  CHECK(w.key == original.key);
+
+  auto model = nn::make_text_classifier<double>(small_classifier(), identity_transform{});
+  const auto before = parameters_of(model);
+  const std::vector<std::size_t> chosen{1};
+  REQUIRE(nn::compress_attention_matrix(model.get<3>(), chosen, nn::attention_matrix::output, 2, 1).size() == 1);
+  const auto after = parameters_of(model);
+  for (const auto& entry : before) {
+    const std::string& name = entry.first;
+    CAPTURE(name);
+    CHECK((max_diff(after.at(name), entry.second) == 0) != (name == "encoder.1.attn.w_o"));
+  }
+}
+
 TEST_CASE("compress_attention on a stack changes the chosen layers' W_QKV and W_O and nothing else") {
   auto model = nn::make_text_classifier<double>(small_classifier(), identity_transform{});
   auto& stack = model.get<3>();

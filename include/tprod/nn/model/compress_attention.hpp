@@ -142,6 +142,38 @@ attention_compression laser_attention(tprod::attention_weights<T>& w, std::size_
   return c;
 }
 
+/// @brief Paper 004's ablation (Table IV): the multi-head tensorisation and shared-factor Tucker applied to one of
+/// the four matrices alone. That matrix, W ∈ ℝ^{d_model×h·d_v} (W^O transposed), becomes the d_model×d_v×h tensor
+/// of its heads, whose factors of modes 0 and 1 (ranks R1, R2) all heads share, each head keeping its own core; the
+/// other three matrices are left as they are. The compression ratio counts all four matrices.
+/// @throws shape_error when `heads` does not divide the matrix or a rank is outside 1..d_model, 1..d_v; `w` is
+///         unchanged when it throws.
+template <real_scalar T>
+attention_compression compress_attention_matrix(tprod::attention_weights<T>& w, std::size_t heads,
+                                                attention_matrix which, std::size_t r1, std::size_t r2) {
+  const dense_matrix<T>& m = detail::matrix_of(w, which);
+  const bool output = which == attention_matrix::output;
+  const dense_matrix<T> a = output ? dense_matrix<T>(m.transpose()) : m;  // d_model × h·d_v, head i in columns i·d_v…
+  const auto d_model = std::size_t(a.rows()), width = std::size_t(a.cols());
+  TPROD_EXPECTS(heads > 0 && width > 0 && width % heads == 0, "nn::compress_attention_matrix: " +
+                                                                  std::to_string(heads) + " heads do not split a " +
+                                                                  shape_string(m) + " matrix");
+  const std::size_t d_v = width / heads;
+  // Column-major, the heads' d_model×d_v blocks side by side are already the d_model×d_v×h tensor's memory.
+  ndtensor<T> x = ndtensor<T>::from_shape({d_model, d_v, heads});
+  std::copy(a.data(), a.data() + a.size(), x.data());
+  const tucker_result<T> t = hooi(x, tucker_options{.ranks = {r1, r2}, .modes = {0, 1}});
+  const ndtensor<T> y = t.reconstruct();
+  const Eigen::Map<const dense_matrix<T>> rebuilt(y.data(), Eigen::Index(d_model), Eigen::Index(width));
+  tprod::attention_weights<T> changed = w;
+  detail::matrix_of(changed, which) = output ? dense_matrix<T>(rebuilt.transpose()) : dense_matrix<T>(rebuilt);
+  const double dense = 4.0 * double(a.size());
+  const double stored = 3.0 * double(a.size()) + double(t.parameter_count());
+  attention_compression c{0, dense / stored, relative_errors(w, changed), {r1, r2}};
+  w = std::move(changed);
+  return c;
+}
+
 /// @brief compress_attention on the given layers of a standard encoder stack (each with its own head count);
 /// `layers` empty means every layer. Returns one result per layer, in the order given.
 /// @throws shape_error for a layer index out of range or repeated, an L-product layer (p > 1), or bad ranks; the
@@ -152,6 +184,19 @@ std::vector<attention_compression> compress_attention(encoder_stack<T, L>& stack
   return detail::compress_layers(stack, layers, "nn::compress_attention",
                                  [&](tprod::attention_weights<T>& w, std::size_t heads) {
                                    return compress_attention(w, heads, options);
+                                 });
+}
+
+/// @brief compress_attention_matrix on the given layers of a standard encoder stack (`layers` empty: every layer).
+/// @throws shape_error as compress_attention_matrix, or for a layer out of range; the stack is unchanged when it
+///         throws.
+template <std::floating_point T, class L>
+std::vector<attention_compression> compress_attention_matrix(encoder_stack<T, L>& stack,
+                                                             std::span<const std::size_t> layers,
+                                                             attention_matrix which, std::size_t r1, std::size_t r2) {
+  return detail::compress_layers(stack, layers, "nn::compress_attention_matrix",
+                                 [&](tprod::attention_weights<T>& w, std::size_t heads) {
+                                   return compress_attention_matrix(w, heads, which, r1, r2);
                                  });
 }
 
