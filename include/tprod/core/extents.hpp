@@ -16,12 +16,9 @@
 
 namespace tprod {
 
-/// @brief "m×n×p" as text ("3x4x5"), for messages: the one way tprod writes a shape (files in NumPy's format write
-/// theirs as NumPy does, io::numpy_shape).
-inline std::string shape_string(std::size_t m, std::size_t n, std::size_t p) {
-  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(p);
-}
-/// @brief A shape of any order as text, "3x4x5x6"; "(scalar)" for order 0.
+/// @brief A shape of any order as text, "3x4x5x6"; "(scalar)" for order 0. The one way tprod writes a shape in its
+/// messages (the overloads below and core/detail/dense_matrix.hpp's for matrices use it; files in NumPy's format
+/// write theirs as NumPy does, io::numpy_shape).
 inline std::string shape_string(std::span<const std::size_t> shape) {
   if (shape.empty()) return "(scalar)";
   std::string s;
@@ -30,6 +27,10 @@ inline std::string shape_string(std::span<const std::size_t> shape) {
     s += std::to_string(shape[n]);
   }
   return s;
+}
+/// @brief "m×n×p" as text ("3x4x5").
+inline std::string shape_string(std::size_t m, std::size_t n, std::size_t p) {
+  return shape_string(std::array<std::size_t, 3>{m, n, p});
 }
 
 /// @brief The largest extent, and the largest element count of a tensor or of any part of it: what a signed
