@@ -35,15 +35,16 @@
 set -euo pipefail
 
 papers=0
+paper_examples=(ltransformer_text tcp_vit)  # the examples --papers knows (their data and run.sh's commands)
 examples=()
 for arg in "$@"; do
   case "$arg" in
-    --papers) papers=1 examples=(ltransformer_text tcp_vit) ;;
+    --papers) papers=1 examples=("${paper_examples[@]}") ;;
     --papers=*)
       papers=1
       IFS=, read -r -a examples <<<"${arg#--papers=}"
       for e in "${examples[@]}"; do
-        [[ $e == ltransformer_text || $e == tcp_vit ]] || { echo "gpu-bundle: --papers: no example '$e'" >&2; exit 2; }
+        [[ " ${paper_examples[*]} " == *" $e "* ]] || { echo "gpu-bundle: --papers: no example '$e'" >&2; exit 2; }
       done ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "gpu-bundle: unknown argument $arg (see --help)" >&2; exit 2 ;;
@@ -147,9 +148,13 @@ if ((papers)); then
       tcp_vit) mkdir -p "$bundle/data/fashion-mnist" && cp "$fashion"/*-ubyte.gz "$bundle/data/fashion-mnist/" ;;
     esac
   done
-  if [[ -n "${TPROD_GPU_RESUME:-}" ]]; then
+  if [[ -n "${TPROD_GPU_RESUME:-}" ]]; then  # the states of the bundled examples only (they are large)
     mkdir -p "$bundle/resume"
-    cp "$TPROD_GPU_RESUME"/*-state.tgz "$bundle/resume/" || fail "no <example>-state.tgz in $TPROD_GPU_RESUME"
+    for e in "${examples[@]}"; do
+      [[ -f "$TPROD_GPU_RESUME/$e-state.tgz" ]] && cp "$TPROD_GPU_RESUME/$e-state.tgz" "$bundle/resume/"
+    done
+    compgen -G "$bundle/resume/*-state.tgz" >/dev/null ||
+      fail "no state of ${examples[*]} (<example>-state.tgz) in $TPROD_GPU_RESUME"
   fi
 else
   cp bench/peers/torch_lproduct_gpu.py bench/peers/torch_encoder_gpu.py bench/peers/ltransformer_text.py "$bundle/"
@@ -314,9 +319,10 @@ main() {
     fi
     for state in "$here"/resume/*-state.tgz; do
       [[ -f "$state" ]] || continue
-      local name=${state##*/}
-      mkdir -p "$work/out/${name%-state.tgz}" && tar xzf "$state" -C "$work/out/${name%-state.tgz}" || return 1
-      echo "papers: continuing ${name%-state.tgz} from $state"
+      name=${state##*/}
+      name=${name%-state.tgz}
+      mkdir -p "$work/out/$name" && tar xzf "$state" -C "$work/out/$name" || return 1
+      echo "papers: continuing $name from $state"
     done
     local text=(--data "$work/data/spam-assassin" --epochs 20 --seeds 3 --device cuda)
     local vit=(--data "$here/data/fashion-mnist" --train 10000 --test 2000 --epochs 150 --batch 256 --lr 0.01
