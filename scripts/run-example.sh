@@ -6,20 +6,22 @@
 #
 # NAME: any program in examples/ (ls examples/*.cpp): ltransformer_text, language_model, mpo_finetune,
 # multilinear_attention, tcp_vit, tensorllm_denoise (after ltransformer_text), tsa_text_classifier, quickstart,
-# distributed_product (on 2 MPI ranks).
+# distributed_product (on 2 MPI ranks), and ltransformer_text_mpi (ltransformer_text's MPI build, on 2 ranks of one
+# thread each: --parallel spectral|data).
 # Writes example-output/NAME/ (log CSV, plot PNG, checkpoints/, summary.json); options go to the program
 # (--quick for a short run, --help for the list).
 set -euo pipefail
 name=${1:-}
 examples_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../examples" && pwd)"
-if [[ -z "$name" || ! -f "$examples_dir/$name.cpp" ]]; then
+source_name=${name%_mpi}  # <example>_mpi: the MPI build of <example>.cpp
+if [[ -z "$name" || ! -f "$examples_dir/$source_name.cpp" ]]; then
   echo "usage: scripts/run-example.sh NAME [options...], NAME one of:" \
     $(basename -s .cpp "$examples_dir"/*.cpp) >&2
   exit 2
 fi
 # The text examples default their --data to the corpus this script builds; the others bring their own data.
 needs_corpus=false
-grep -q '"build/data/spam-assassin"' "$examples_dir/$name.cpp" && needs_corpus=true
+grep -q '"build/data/spam-assassin"' "$examples_dir/$source_name.cpp" && needs_corpus=true
 shift
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -37,7 +39,12 @@ fi
 if [[ "$name" == distributed_* ]]; then  # an MPI program: on 2 ranks here (mpirun -np N for more)
   exec mpirun -np 2 --oversubscribe "$build_dir/examples/$name" "$@"
 fi
+launcher=()
+if [[ "$name" == *_mpi ]]; then  # 2 ranks of one thread (--threads N after it overrides)
+  launcher=(mpirun -np 2 --oversubscribe)
+  args+=(--threads 1)
+fi
 out="example-output/$name"
 mkdir -p "$out"
-"$build_dir/examples/$name" "${args[@]}" --out "$out" --summary "$out/summary.json" "$@"
+"${launcher[@]}" "$build_dir/examples/$name" "${args[@]}" --out "$out" --summary "$out/summary.json" "$@"
 echo "run-example: results in $out/ (summary.json, the CSV log, the plot, checkpoints/)"

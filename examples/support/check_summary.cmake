@@ -10,7 +10,9 @@ cmake_minimum_required(VERSION 3.25)  # script mode: string(JSON) and this CMake
 # MAX_PERPLEXITY_RATIO=<fraction> (a language model) also requires every model's test_perplexity to be at most that
 # fraction of the summary's unigram_perplexity; with EXPECT=no-learning every model must miss it too.
 # REFERENCE=<summary.json> also requires every model's name, accuracies and losses to equal that summary's (a run
-# resumed with --resume from a finished run's states must give the finished run's numbers).
+# resumed with --resume from a finished run's states must give the finished run's numbers); with
+# REFERENCE_TOLERANCE=<number> the numbers may differ by that much (a run over MPI ranks, whose sums round
+# differently from one process's).
 foreach(var PROGRAM OUT FLOOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_summary.cmake needs -D${var}=...")
@@ -125,12 +127,24 @@ if(DEFINED REFERENCE)
     foreach(field name train_accuracy test_accuracy test_loss)
       string(JSON got ERROR_VARIABLE err1 GET "${json}" models ${i} ${field})
       string(JSON want ERROR_VARIABLE err2 GET "${reference}" models ${i} ${field})
-      if(NOT got STREQUAL want)
+      if(DEFINED REFERENCE_TOLERANCE AND NOT field STREQUAL "name")
+        to_millionths("${got}" got_m)
+        to_millionths("${want}" want_m)
+        to_millionths("${REFERENCE_TOLERANCE}" tolerance_m)
+        math(EXPR difference_m "${got_m} - ${want_m}")
+        if(difference_m LESS 0)
+          math(EXPR difference_m "-${difference_m}")
+        endif()
+        if(difference_m GREATER tolerance_m)
+          message(FATAL_ERROR "${file}: model ${i} has ${field} ${got}, ${REFERENCE} has ${want} "
+                              "(more than ${REFERENCE_TOLERANCE} apart)")
+        endif()
+      elseif(NOT got STREQUAL want)
         message(FATAL_ERROR "${file}: model ${i} has ${field} ${got}, ${REFERENCE} has ${want}")
       endif()
     endforeach()
   endforeach()
-  message(STATUS "${file}: every model's accuracies and losses equal ${REFERENCE}'s")
+  message(STATUS "${file}: every model's accuracies and losses equal ${REFERENCE}'s (within ${REFERENCE_TOLERANCE})")
 endif()
 set(rule "test accuracy >= majority rate ${majority} + ${FLOOR}")
 if(DEFINED MAX_PERPLEXITY_RATIO)

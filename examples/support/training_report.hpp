@@ -63,6 +63,7 @@ inline void write_whole_file(const std::filesystem::path& file, const std::strin
 /// the files those runs write carry (file_name).
 class training_log {
  public:
+  /// `csv` empty: the rows are kept but written nowhere (an MPI rank other than the one that writes).
   explicit training_log(std::filesystem::path csv) : csv_(std::move(csv)) {}
   const std::filesystem::path& file() const { return csv_; }
   const std::vector<log_row>& rows() const { return rows_; }
@@ -113,7 +114,7 @@ class training_log {
       s << x.model << ',' << x.seed << ',' << x.epoch << ',' << x.step << ',' << x.train_loss << ',' << x.train_accuracy
         << ','
         << x.test_loss << ',' << x.test_accuracy << ',' << x.seconds << '\n';
-    write_whole_file(csv_, s.str());
+    if (!csv_.empty()) write_whole_file(csv_, s.str());
   }
 
  private:

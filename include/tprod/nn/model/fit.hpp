@@ -24,6 +24,9 @@
 /// parameters and evaluations as a run that was never stopped (same thread count). A state whose run finished
 /// returns its result at once. Settings that would change the run (epochs, batch size, the learning rate, the
 /// seed, the number of examples, …) must match the saved ones; the data behind make_train are the caller's.
+///
+/// Distributed: with `fit_options::distribution` (fit_distribution.hpp) the ranks of an MPI run train one model
+/// together, data-parallel or model-parallel; every rank calls fit with the same data and options.
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -40,8 +43,9 @@
 
 #include "tprod/core/error.hpp"
 #include "tprod/nn/model.hpp"
-#include "tprod/nn/schedule.hpp"
+#include "tprod/nn/model/fit_distribution.hpp"
 #include "tprod/nn/model/training_state.hpp"
+#include "tprod/nn/schedule.hpp"
 
 namespace tprod::nn {
 
@@ -69,44 +73,49 @@ struct fit_options {
   std::filesystem::path state_file;  ///< where the training state is written after every epoch (empty: nowhere)
   std::size_t state_every = 0;       ///< also write it every this many steps within an epoch (0: only at its end)
   bool resume = false;               ///< continue from state_file when it exists (else start and say so)
+  fit_distribution distribution;     ///< the ranks of a distributed run (default: one process)
 };
 
 /// @brief What one epoch ended with (the argument of `on_epoch`).
 struct epoch_report {
   std::string name;
-  std::size_t epoch = 0, step = 0;   ///< 1-based epoch; optimizer steps taken so far
+  std::size_t epoch = 0, step = 0;  ///< 1-based epoch; optimizer steps taken so far
   double train_loss = 0, train_accuracy = 0, test_loss = 0, test_accuracy = 0;
-  double train_seconds = 0;          ///< training time so far, evaluations excluded
+  double train_seconds = 0;  ///< training time so far, evaluations excluded
 };
 
 /// @brief The last epoch's evaluation and the throughput.
 struct fit_result {
   double train_loss = 0, train_accuracy = 0, test_loss = 0, test_accuracy = 0;
-  double seconds_per_epoch = 0;     ///< training time only (no evaluation)
-  double examples_per_second = 0;   ///< training throughput
+  double seconds_per_epoch = 0;    ///< training time only (no evaluation)
+  double examples_per_second = 0;  ///< training throughput
 };
 
 /// @brief Mean cross-entropy and accuracy of `model` on the first `count` examples of a split, in evaluation mode,
-/// in batches of `batch_size`; make(indices) builds the labelled_batch of those examples.
+/// in batches of `batch_size`; make(indices) builds the labelled_batch of those examples. Data-parallel ranks
+/// (`dist`) each evaluate their block of every batch, and the sums are combined.
 template <class T, class Model, class Make>
-std::pair<double, double> evaluate(Model& model, std::size_t count, std::size_t batch_size, Make&& make) {
+std::pair<double, double> evaluate(Model& model, std::size_t count, std::size_t batch_size, Make&& make,
+                                   const fit_distribution& dist = {}) {
   if (count == 0) return {0.0, 0.0};
   if (batch_size == 0) throw argument_error("nn::evaluate: batch_size must be at least 1");
-  double loss = 0;
-  std::size_t correct = 0, counted = 0;
+  double sums[3] = {0, 0, 0};  // loss · counted, correct, counted
   std::vector<std::size_t> idx;
   for (std::size_t first = 0; first < count; first += batch_size) {
     idx.resize(std::min(batch_size, count - first));
     std::iota(idx.begin(), idx.end(), first);
-    labelled_batch<T> b = make(idx);
+    const auto mine = dist.share(idx);
+    if (mine.empty()) continue;
+    labelled_batch<T> b = make(mine);
     b.info.mode = phase::eval;
-    const auto r = classification_step(model, detail::to_space<layer_space_t<Model>>(std::move(b.input)), b.info,
-                                       b.labels);
-    loss += r.loss * double(r.counted);
-    correct += r.correct;
-    counted += r.counted;
+    const auto r =
+        classification_step(model, detail::to_space<layer_space_t<Model>>(std::move(b.input)), b.info, b.labels);
+    sums[0] += r.loss * double(r.counted);
+    sums[1] += double(r.correct);
+    sums[2] += double(r.counted);
   }
-  return {loss / double(counted), double(correct) / double(counted)};
+  if (dist.distributed() && dist.split_batches) dist.sum(sums);
+  return {sums[0] / sums[2], sums[1] / sums[2]};
 }
 
 namespace detail {
@@ -190,23 +199,28 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
     throw argument_error("nn::fit: epochs (" + std::to_string(opts.epochs) + "), batch_size (" +
                          std::to_string(opts.batch_size) + ") and the training examples (" + std::to_string(n_train) +
                          ") must all be at least 1");
+  const fit_distribution& dist = opts.distribution;
+  dist.validate();
+  if constexpr (!std::same_as<layer_space_t<Model>, host_space>)
+    if (dist.distributed()) throw argument_error("nn::fit: distributed training runs models on the host");
+  const std::filesystem::path state_file = dist.state_file(opts.state_file);
   auto params = parameters<T>(model);
   params.zero_grad();
   adamw<T, layer_space_t<Model>> opt({opts.lr, 0.9, 0.999, 1e-8, opts.weight_decay});
   const std::size_t steps_per_epoch = (n_train + opts.batch_size - 1) / opts.batch_size;
   const one_cycle schedule{opts.lr, opts.epochs * steps_per_epoch};
   const auto settings = detail::fit_settings(opts, n_train, n_test);
-  const bool talk = !opts.quiet;
+  const bool talk = !opts.quiet && dist.rank == 0;
   fit_result res;
   double train_seconds = 0;
   std::size_t step = 0;
   std::vector<epoch_report> history;
 
-  if (opts.resume && !opts.state_file.empty()) {
-    if (std::filesystem::exists(opts.state_file)) {
-      const std::string file = opts.state_file.string();
+  if (opts.resume && !state_file.empty()) {
+    if (std::filesystem::exists(state_file)) {
+      const std::string file = state_file.string();
       // Everything the metadata says is checked before the state is loaded, so a refused state changes nothing.
-      const auto meta = io::safetensors_reader(opts.state_file).metadata();
+      const auto meta = io::safetensors_reader(state_file).metadata();
       if (!meta.count("fit.step"))
         throw io_error(file + ": not a training state written by nn::fit (its metadata has no 'fit.step')");
       for (const auto& [key, value] : settings) {
@@ -221,13 +235,13 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
         throw io_error(file + ": its step " + std::to_string(step) + " does not match AdamW's " +
                        meta.at("adamw.steps") + " steps or lies beyond the run's " +
                        std::to_string(opts.epochs * steps_per_epoch));
-      train_seconds = std::strtod(meta.count("fit.train_seconds") ? meta.at("fit.train_seconds").c_str() : "0",
-                                  nullptr);
+      train_seconds =
+          std::strtod(meta.count("fit.train_seconds") ? meta.at("fit.train_seconds").c_str() : "0", nullptr);
       history = detail::history_from(meta.count("fit.history") ? meta.at("fit.history") : "", name, file);
       if (history.size() != step / steps_per_epoch)
         throw io_error(file + ": holds " + std::to_string(history.size()) + " evaluations after step " +
                        std::to_string(step) + " (" + std::to_string(step / steps_per_epoch) + " epochs)");
-      load_training_state(opts.state_file, model, opt);  // the tensors: strict, all or nothing
+      load_training_state(state_file, model, opt);  // the tensors: strict, all or nothing
       if (talk && step == opts.epochs * steps_per_epoch)
         std::printf("[%s] %s holds the finished run (%zu steps): nothing to train\n", name.c_str(), file.c_str(), step);
       else if (talk)
@@ -235,18 +249,18 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
                     opts.epochs * steps_per_epoch, step / steps_per_epoch + 1);
     } else if (talk) {
       std::printf("[%s] no saved state at %s: starting from the beginning\n", name.c_str(),
-                  opts.state_file.string().c_str());
+                  state_file.string().c_str());
     }
   }
   const auto save_state = [&](double seconds) {
-    if (opts.state_file.empty()) return;
+    if (state_file.empty() || !dist.writes_state()) return;
     auto progress = settings;
     char b[32];
     std::snprintf(b, sizeof b, "%.17g", seconds);
     progress["fit.step"] = std::to_string(step);
     progress["fit.train_seconds"] = b;
     progress["fit.history"] = detail::history_text(history);
-    save_training_state(opts.state_file, model, opt, progress);
+    save_training_state(state_file, model, opt, progress);
   };
   for (const auto& r : history) {  // the saved epochs, reported again so the caller's log is whole
     std::tie(res.train_loss, res.train_accuracy, res.test_loss, res.test_accuracy) =
@@ -278,13 +292,25 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       const std::size_t first = s * opts.batch_size, count = std::min(opts.batch_size, n_train - first);
       std::vector<std::size_t> idx(order.begin() + std::ptrdiff_t(first),
                                    order.begin() + std::ptrdiff_t(first + count));
-      labelled_batch<T> b = make_train(idx);
-      b.info.mode = phase::train;
-      b.info.pass = step;
-      const auto r = classification_step(model, detail::to_space<layer_space_t<Model>>(std::move(b.input)), b.info,
-                                         b.labels);
+      const auto mine = dist.share(idx);  // all of idx unless data-parallel
+      step_result r;
+      if (!mine.empty()) {
+        labelled_batch<T> b = make_train(mine);
+        b.info.mode = phase::train;
+        b.info.pass = step;
+        r = classification_step(model, detail::to_space<layer_space_t<Model>>(std::move(b.input)), b.info, b.labels);
+      }
+      if (dist.distributed() && dist.split_batches) {
+        if constexpr (std::same_as<layer_space_t<Model>, host_space>)
+          detail::average_gradients(params, double(mine.size()), dist.sum, "nn::fit");
+        double stats[3] = {r.loss * double(r.counted), double(r.correct), double(r.counted)};
+        dist.sum(stats);
+        r.loss = stats[0] / stats[2];
+        r.correct = std::size_t(stats[1]);
+        r.counted = std::size_t(stats[2]);
+      }
       if (opts.zero_gradients) params.zero_grad();
-      if (opts.clip > 0) clip_grad_norm(params.grads, opts.clip);
+      if (opts.clip > 0) detail::clip_grad_norm(params, opts.clip, dist);
       nn::step(opt, params, schedule(step));
       params.zero_grad();
       ++step;
@@ -310,12 +336,12 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
     }
     train_seconds = seconds_so_far();
     const std::size_t n_eval = opts.eval_train_limit ? std::min(opts.eval_train_limit, n_train) : n_train;
-    std::tie(res.train_loss, res.train_accuracy) = evaluate<T>(model, n_eval, opts.batch_size, make_train);
-    std::tie(res.test_loss, res.test_accuracy) = evaluate<T>(model, n_test, opts.batch_size, make_test);
+    std::tie(res.train_loss, res.train_accuracy) = evaluate<T>(model, n_eval, opts.batch_size, make_train, dist);
+    std::tie(res.test_loss, res.test_accuracy) = evaluate<T>(model, n_test, opts.batch_size, make_test, dist);
     if (talk) {
       std::printf("[%s] epoch %zu done: train loss %.4f accuracy %.2f%%, test loss %.4f accuracy %.2f%% (%.1f s)\n",
-                  name.c_str(), epoch, res.train_loss, 100 * res.train_accuracy, res.test_loss,
-                  100 * res.test_accuracy, train_seconds / double(epoch));
+                  name.c_str(), epoch, res.train_loss, 100 * res.train_accuracy, res.test_loss, 100 * res.test_accuracy,
+                  train_seconds / double(epoch));
       std::fflush(stdout);
     }
     history.push_back(epoch_report{name, epoch, step, res.train_loss, res.train_accuracy, res.test_loss,
