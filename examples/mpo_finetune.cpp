@@ -10,7 +10,11 @@
 //   mpo-K  static strategy: I_W = Σ_b Σ_ij |w_ij ∂L_b/∂w_ij| of every encoder and head matrix of the plain
 //          fine-tuned model, accumulated over one pass of the fine-tuning data, ranks the matrices per module group
 //          (encoder.*.attn.w_qkv, …); the top-N of each group (--top, default 1) become exact MPOs of K cores
-//          (TT-SVD at full ranks; K = 3 and 5 by default), whose cores are fine-tuned from the pre-trained weights.
+//          (TT-SVD at full ranks; K = 3 and 5 by default), whose cores are fine-tuned from the pre-trained weights;
+//   mpo-dyn-K  dynamic strategy: fine-tuning starts dense; every --select-every steps I_W of the matrices still
+//          dense, over the gradients of those steps, picks the top --at-once of every group that has fewer than --top
+//          (nn::select_next), which become MPOs of K cores from then on (nn::fit's after_step rebuilds the parameter
+//          list and AdamW); the rest of the schedule trains them.
 // Model: nn::make_text_classifier, p = 1 under the identity (the standard Transformer): d = 64, H = 4, d_ff = 256,
 // 2 post-norm layers, T = 64 tokens (quick: d = 32, d_ff = 128, T = 48 on 2,000 + 1,000 documents).
 //
@@ -24,6 +28,8 @@
 #include <filesystem>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,7 +62,7 @@ examples::model_summary summarize(const std::string& name, Model& trained, const
 int run(int argc, char** argv) {
   const auto o = examples::parse_options(
       argc, argv, example_name,
-      "Paper 003: over-parameterized fine-tuning with MPOs (static strategy) against plain fine-tuning.",
+      "Paper 003: over-parameterized fine-tuning with MPOs (static and dynamic strategies) against plain fine-tuning.",
       "build/data/spam-assassin",
       {{"width", "D         model width d (default 64; quick 32)"},
        {"layers", "N        encoder layers (default 2)"},
@@ -66,6 +72,8 @@ int run(int argc, char** argv) {
        {"test-docs", "N     test documents (default all; quick 400)"},
        {"pretrain-epochs", "E (default 3)"},
        {"top", "N           matrices over-parameterized per module group (default 1)"},
+       {"select-every", "T  dynamic strategy: steps between selection rounds (default 30; quick 10)"},
+       {"at-once", "n       dynamic strategy: matrices added per group and round (default 1)"},
        {"cores", "LIST      MPO cores per matrix, one fine-tuning per entry (default 3,5; quick 3)"},
        {"lr", "R            peak learning rate of fine-tuning (default 5e-4; pre-training 1e-3)"}});
   const bool quick = o.quick;
@@ -77,6 +85,9 @@ int run(int argc, char** argv) {
   cfg.dropout = 0.1;
   const std::size_t max_length = o.count("max-length", quick ? 48 : 64);
   const std::size_t top = o.count("top", 1);
+  const std::size_t select_every = o.count("select-every", quick ? 10 : 30), at_once = o.count("at-once", 1);
+  if (top == 0 || select_every == 0 || at_once == 0)
+    throw std::invalid_argument("--top, --select-every and --at-once must be at least 1");
   std::vector<std::size_t> core_counts;
   std::stringstream core_list(o.extra.count("cores") ? o.extra.at("cores") : quick ? "3" : "3,5");
   for (std::string item; std::getline(core_list, item, ',');) {
@@ -174,6 +185,19 @@ int run(int argc, char** argv) {
       std::printf("  %c %-24s %-22s %.4g\n", std::count(selected.begin(), selected.end(), name) ? '*' : ' ',
                   name.c_str(), nn::module_group(name).c_str(), score);
 
+    // An MPO fine-tuning's summary row and its checkpoint (merged back to dense).
+    const auto record = [&](const std::string& name, std::size_t order, auto& over, auto& base, std::size_t replaced,
+                            const examples::fit_result& r) {
+      auto s = summarize(name, over, r);
+      s.extra["cores"] = order;
+      s.extra["over_parameterized"] = over.over_parameterized();
+      s.extra["dense_entries_replaced"] = replaced;
+      s.extra["core_entries"] = over.core_parameter_count();
+      s.extra["inference_parameters"] = nn::parameters<float>(base).count();
+      nn::save_checkpoint<float>(checkpoints / (log.file_name(name) + ".safetensors"), over.merged(), meta);
+      summaries.push_back(s);
+    };
+
     // MPO fine-tuning of the selected matrices from the same checkpoint, same batches and schedule, once per number
     // of cores (more cores: larger middle bond ranks, more parameters).
     for (const std::size_t order : core_counts) {
@@ -190,16 +214,47 @@ int run(int argc, char** argv) {
                     shape_string(w.row_dims()).c_str(), shape_string(w.col_dims()).c_str(),
                     shape_string(w.ranks()).c_str(), w.parameter_count());
       }
-      const auto r =
-          examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_run, log);
-      auto s = summarize(name, over, r);
-      s.extra["cores"] = order;
-      s.extra["over_parameterized"] = selected;
-      s.extra["dense_entries_replaced"] = replaced;
-      s.extra["core_entries"] = over.core_parameter_count();
-      s.extra["inference_parameters"] = nn::parameters<float>(base).count();
-      nn::save_checkpoint<float>(checkpoints / (log.file_name(name) + ".safetensors"), over.merged(), meta);
-      summaries.push_back(s);
+      record(name, order, over, base, replaced,
+             examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_run, log));
+    }
+
+    // The dynamic strategy from the same checkpoint, batches and schedule: the gradients of the training steps
+    // themselves (after clipping) score the matrices still dense, and each round's picks become MPOs at once.
+    for (const std::size_t order : core_counts) {
+      const std::string name = "mpo-dyn-" + std::to_string(order);
+      auto base = from_pretrained();
+      nn::mpo_overparameterized<float, model_type> over(base);
+      const auto dense_candidates = [&] {
+        auto names = over.dense_weight_matrices();
+        std::erase(names, std::string("embed.table"));
+        return names;
+      };
+      std::optional<nn::importance_meter<float>> meter(std::in_place, over, dense_candidates());
+      std::set<std::string> chosen;
+      bool full = false;
+      std::size_t replaced = 0;
+      std::printf("\n%s: a selection round every %zu steps, %zu per group at once, up to %zu per group\n", name.c_str(),
+                  select_every, at_once, top);
+      examples::fit_config run = fine_run;
+      run.state_directory.clear();  // the parameter list changes as it trains: no state to resume from
+      run.after_step = [&](std::size_t step) {
+        if (full) return false;
+        meter->accumulate();
+        if (step % select_every != 0) return false;
+        const auto next = nn::select_next(meter->scores(), chosen, top, at_once);
+        for (const auto& matrix : next) {
+          over.over_parameterize(matrix, std::nullopt, order);
+          chosen.insert(matrix);
+          const auto& w = over.weight(matrix);
+          replaced += w.rows() * w.cols();
+          std::printf("  step %zu: %s becomes %zu core entries\n", step, matrix.c_str(), w.parameter_count());
+        }
+        full = nn::select_next(meter->scores(), chosen, top, top).empty();
+        meter.emplace(over, dense_candidates());
+        return !next.empty();
+      };
+      record(name, order, over, base, replaced,
+             examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), run, log));
     }
     return summaries;
   };
@@ -217,6 +272,7 @@ int run(int argc, char** argv) {
         {"test_documents", test.size()},    {"vocabulary", vocab.size()},       {"width", cfg.width},
         {"layers", cfg.layers},             {"max_length", max_length},         {"finetune_epochs", fine_fit.epochs},
         {"finetune_lr", fine_fit.lr},       {"top_per_group", top},             {"cores", core_counts},
+        {"select_every", select_every},     {"at_once", at_once},
         {"first_seed", o.seed},             {"seeds", o.seeds},                 {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }

@@ -12,9 +12,12 @@
 // replaces the same four matrices of the same layers by their rank-k truncated SVDs, with k chosen so that the
 // 4·k·2d numbers it stores per layer are closest to the Tucker factors and cores. Each variant is evaluated on the
 // test split (and a subset of the training split); nothing is retrained. Paper 004's ablation (Table IV) follows:
-// the same Tucker on one of the four matrices at a time (tucker-q, -k, -v, -o at R1×R2 = d/4 × d_h/4). All are
-// library calls on the model's encoder stack: nn::compress_attention, nn::laser_attention and
-// nn::compress_attention_matrix (tprod/nn/model/compress_attention.hpp).
+// the same Tucker on one of the four matrices at a time (tucker-q, -k, -v, -o at R1×R2 = d/4 × d_h/4). Then Remark
+// 3's hybrids (Table III), with LASER on the FFN at rank --ffn-rank: case 1, LASER on W₁ of the FFN alone; case 2,
+// LASER on the four attention matrices (at the chosen Tucker's LASER twin's k) and on both FFN matrices; case 3, the
+// chosen Tucker on the attention and LASER on both FFN matrices. All are library calls on the model's encoder
+// stack: nn::compress_attention, nn::laser_attention, nn::compress_attention_matrix and nn::laser_ffn
+// (tprod/nn/model/compress_attention.hpp).
 //
 // With --seeds N (default 3; quick 1) it denoises the checkpoints of ltransformer_text's N seeds
 // (checkpoints/std.safetensors for the first, std-seed<S>.safetensors for S = --seed + 1, …) and reports every variant
@@ -34,6 +37,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -250,7 +254,8 @@ int run(int argc, char** argv) {
                   "use)"},
        {"test-docs", "N    evaluate on N test documents (default all; quick 200)"},
        {"train-docs", "N   training accuracy on N training documents (default 500; quick 100)"},
-       {"batch", "B        evaluation batch size (default 64)"}});
+       {"batch", "B        evaluation batch size (default 64)"},
+       {"ffn-rank", "K     LASER's rank on the FFN matrices in Remark 3's hybrids (default d/4)"}});
   if (o.epochs) std::printf("note: --epochs has no effect (nothing is trained)\n");
   if (o.zero_gradients)
     throw std::invalid_argument("--zero-gradients: " + std::string(example_name) +
@@ -291,6 +296,10 @@ int run(int argc, char** argv) {
   const auto test = examples::encode_documents(examples::pick_documents(corpus.test, n_test, 12), vocab, max_length);
   const auto train = examples::encode_documents(examples::pick_documents(corpus.train, n_train, 11), vocab, max_length);
   const std::size_t batch = o.count("batch", 64);
+  const std::size_t ffn_rank = o.count("ffn-rank", std::max<std::size_t>(1, d / 4));
+  if (ffn_rank < 1 || ffn_rank > std::min(d, cfg.hidden))
+    throw std::invalid_argument("--ffn-rank " + std::to_string(ffn_rank) + " must lie in 1..min(d, d_ff) = 1.." +
+                                std::to_string(std::min(d, cfg.hidden)));
   std::printf("%zu test and %zu training documents, labels %s\n", test.size(), train.size(), labels.c_str());
   const std::size_t dense_storage = layers.size() * 4 * d * d;  // the matrices being replaced
   std::string layer_list;
@@ -334,8 +343,9 @@ int run(int argc, char** argv) {
     const auto make_train = [&](const std::vector<std::size_t>& idx) { return train.batch(idx); };
     const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
     // Evaluates the model as it is now; `storage` is what the replaced attention matrices take in compressed form.
+    // `dense`: what those matrices take uncompressed (0: the four attention matrices of the layers).
     const auto evaluate = [&](const std::string& method, const std::string& rank, std::size_t storage,
-                              double relative_error) {
+                              double relative_error, std::size_t dense = 0) {
       const auto t0 = std::chrono::steady_clock::now();
       const auto [train_loss, train_accuracy] = nn::evaluate<float>(model, train.size(), batch, make_train);
       const auto [test_loss, test_accuracy] = nn::evaluate<float>(model, test.size(), batch, make_test);
@@ -343,12 +353,13 @@ int run(int argc, char** argv) {
       variant_result r;
       r.method = method;
       r.rank = rank;
-      r.compression_ratio = double(dense_storage) / double(storage);
+      if (dense == 0) dense = dense_storage;
+      r.compression_ratio = double(dense) / double(storage);
       r.relative_error = relative_error;
       r.test_loss = test_loss;
       const std::string name = method == "original" ? method : method + "-" + rank;
-      r.summary = {name, total_parameters - dense_storage + storage, encoder_parameters - dense_storage + storage,
-                   train_accuracy, test_accuracy, seconds};
+      r.summary = {name, total_parameters - dense + storage, encoder_parameters - dense + storage, train_accuracy,
+                   test_accuracy, seconds};
       r.summary.extra = {{"method", method},
                          {"rank", rank},
                          {"compression_ratio", r.compression_ratio},
@@ -403,6 +414,41 @@ int run(int argc, char** argv) {
                                     r.compression_ratio > best->compression_ratio)))
         best = &r;
     const auto chosen = parse_ranks(best->rank, d, dh).front();
+
+    // Remark 3's hybrids (Table III): LASER on the FFN (rank ffn_rank) with LASER or the chosen Tucker on the
+    // attention. The FFN is put back afterwards, so the saved model is the Tucker-denoised one alone.
+    std::vector<std::pair<tensor3<float>, tensor3<float>>> original_ffn;
+    for (std::size_t i : layers) original_ffn.emplace_back(stack[i].ffn.w1.data(), stack[i].ffn.w2.data());
+    const std::size_t ffn_dense = layers.size() * 2 * d * cfg.hidden;
+    const auto restore_ffn = [&] {
+      for (std::size_t j = 0; j < layers.size(); ++j) {
+        stack[layers[j]].ffn.w1.data() = original_ffn[j].first;
+        stack[layers[j]].ffn.w2.data() = original_ffn[j].second;
+      }
+    };
+    const auto laser_on_ffn = [&](std::span<const nn::ffn_matrix> matrices) {  // the numbers the FFNs then take
+      restore_ffn();
+      double storage = 0;
+      for (const auto& r : nn::laser_ffn(stack, layers, ffn_rank, matrices))
+        storage += double(2 * d * cfg.hidden) / r.compression_ratio;
+      return std::size_t(std::llround(storage));
+    };
+    const std::string ffn_text = "ffn" + std::to_string(ffn_rank);
+    const nn::ffn_matrix input_only[] = {nn::ffn_matrix::input};
+    for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);
+    // Named by the case and the FFN rank only: the attention's rank follows the chosen Tucker, which a seed may change.
+    evaluate("case1-laser-w1", ffn_text, dense_storage + laser_on_ffn(input_only), 0, dense_storage + ffn_dense);
+    const std::size_t twin =
+        std::clamp<std::size_t>(std::size_t(std::lround(double(chosen.storage(d, dh, heads)) / double(8 * d))), 1, d);
+    const std::size_t laser_both = compress_original([&] { return nn::laser_attention(stack, layers, twin); });
+    std::printf("(case 2: LASER k = %zu on the attention, the twin of Tucker %s; case 3: that Tucker)\n", twin,
+                chosen.text().c_str());
+    evaluate("case2-laser-all", ffn_text, laser_both + laser_on_ffn(nn::both_ffn_matrices),
+             relative_change(original, current_weights()), dense_storage + ffn_dense);
+    const std::size_t tucker_storage = tucker_on_layers(chosen);
+    evaluate("case3-tucker-laser", ffn_text, tucker_storage + laser_on_ffn(nn::both_ffn_matrices),
+             relative_change(original, current_weights()), dense_storage + ffn_dense);
+    restore_ffn();
     tucker_on_layers(chosen);
     auto out_meta = file_meta;
     out_meta["example"] = example_name;

@@ -341,3 +341,51 @@ TEST_CASE("compress_attention refuses bad layers, ranks and head counts, leaving
   CHECK_THROWS_WITH_AS(nn::compress_attention(sliced.get<3>(), {}, {.ranks = {2, 1, 1}}), doctest::Contains("p = 1"),
                        tprod::shape_error);
 }
+
+TEST_CASE("laser_ffn reduces the chosen layers' chosen FFN matrices, with the Eckart-Young error (Remark 3)") {
+  auto model = nn::make_text_classifier<double>(small_classifier(), identity_transform{});
+  auto& stack = model.get<3>();
+  const auto before = parameters_of(model);
+  const std::size_t d = 8, d_ff = 16, k = 3;
+  const dmat w1 = before.at("encoder.1.ffn.w1").slice(0), w2 = before.at("encoder.1.ffn.w2").slice(0);
+  const std::vector<std::size_t> chosen{1};
+  const nn::ffn_matrix input_only[] = {nn::ffn_matrix::input};
+  const auto r = nn::laser_ffn(stack, chosen, k, input_only);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].layer == 1);
+  CHECK(r[0].rank == k);
+  // Only encoder.1.ffn.w1 changed, to the best rank-k approximation: its error from the singular values alone.
+  for (const auto& [name, value] : parameters_of(model)) {
+    CAPTURE(name);
+    CHECK((max_diff(value, before.at(name)) == 0) != (name == "encoder.1.ffn.w1"));
+  }
+  const dmat reduced = stack[1].ffn.w1.data().slice(0);
+  const Eigen::VectorXd sigma = Eigen::JacobiSVD<dmat>(w1).singularValues();
+  CHECK(r[0].input_error == doctest::Approx(sigma.tail(d - k).norm() / sigma.norm()));
+  CHECK(r[0].input_error == doctest::Approx(relative_difference(reduced, w1)));
+  CHECK(Eigen::JacobiSVD<dmat>(reduced).singularValues()(Eigen::Index(k)) <= 1e-12 * sigma(0));
+  CHECK(r[0].output_error == 0);
+  CHECK(r[0].compression_ratio == doctest::Approx(double(2 * d * d_ff) / double(d * d_ff + k * (d + d_ff))));
+  // Both matrices of every layer; at full rank they come back unchanged.
+  const auto all = nn::laser_ffn(stack, {}, d);
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].input_error <= 1e-13);
+  CHECK((dmat(stack[0].ffn.w2.data().slice(0)) - dmat(before.at("encoder.0.ffn.w2").slice(0))).norm() <=
+        1e-13 * w2.norm());
+  // Refusals leave the stack as it was: a rank beyond min(d, d_ff), a missing layer, an L-product layer.
+  const auto now = parameters_of(model);
+  const std::vector<std::size_t> missing{0, 2};
+  CHECK_THROWS_AS(nn::laser_ffn(stack, {}, d + 1), tprod::shape_error);
+  CHECK_THROWS_WITH_AS(nn::laser_ffn(stack, missing, k), doctest::Contains("layer 2 does not exist"),
+                       tprod::shape_error);
+  for (const auto& [name, value] : parameters_of(model)) CHECK(max_diff(value, now.at(name)) == 0);
+  auto sliced = nn::make_text_classifier<double>(
+      [] {
+        auto c = small_classifier();
+        c.slices = 2;
+        return c;
+      }(),
+      identity_transform{});
+  CHECK_THROWS_WITH_AS(nn::laser_ffn(sliced.get<3>(), {}, 2), doctest::Contains("L-product layer (p = 2)"),
+                       tprod::shape_error);
+}

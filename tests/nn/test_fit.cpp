@@ -9,6 +9,7 @@
 #include "model_test_util.hpp"
 #include "scratch_dir.hpp"
 #include "tprod/nn/model/fit.hpp"
+#include "tprod/nn/model/mpo_finetune.hpp"
 
 using namespace nn_test;
 namespace nn = tprod::nn;
@@ -255,4 +256,45 @@ TEST_CASE("nn::fit refuses to resume from a state with other settings or from a 
   auto new_model = nn::make_text_classifier<double>(resumable_run::config(), tprod::dct{});
   fresh.run(new_model);
   CHECK(std::filesystem::exists(dir / "none.state"));
+}
+
+TEST_CASE("nn::fit's after_step changes the parameter list mid-run (paper 003's dynamic strategy) and trains it") {
+  const keyword_task train_set(192, 1), test_set(48, 2);
+  auto model = nn::make_text_classifier<double>(small_text_config(), tprod::dct{});
+  nn::mpo_overparameterized<double, decltype(model)> over(model);
+  nn::fit_options o;
+  o.epochs = 20;
+  o.batch_size = 16;
+  o.lr = 2e-2;
+  o.quiet = true;
+  tprod::tensor3<double> at_round;
+  std::vector<std::size_t> calls;
+  o.after_step = [&](std::size_t step) {
+    calls.push_back(step);
+    if (step != 24) return false;
+    over.over_parameterize("head.weight");  // from here the head trains as MPO cores
+    const auto dense = nn::parameters<double>(model);
+    for (std::size_t i = 0; i < dense.size(); ++i)
+      if (dense.values.names[i] == "head.weight") at_round = *dense.values.tensors[i];
+    return true;
+  };
+  const auto r = nn::fit<double>(
+      over, "dynamic", 192, [&](const auto& idx) { return train_set.batch(idx); }, 48,
+      [&](const auto& idx) { return test_set.batch(idx); }, o);
+  CHECK(calls.size() == 20 * 12);
+  CHECK(calls.front() == 1);
+  CHECK(nn::parameters<double>(over).values.names.back() == "head.weight.core_2");
+  // The cores were trained after the round: the merged head moved away from where it was over-parameterized.
+  over.merged();
+  const auto dense = nn::parameters<double>(model);
+  for (std::size_t i = 0; i < dense.size(); ++i)
+    if (dense.values.names[i] == "head.weight") CHECK(max_diff(*dense.values.tensors[i], at_round) > 1e-3);
+  CHECK(at_round.size() > 0);
+  CHECK(r.test_accuracy >= 0.9);
+  // A parameter list that changes cannot be saved and resumed.
+  o.state_file = "unused.safetensors";
+  CHECK_THROWS_WITH_AS(nn::fit<double>(
+                           over, "dynamic", 192, [&](const auto& idx) { return train_set.batch(idx); }, 48,
+                           [&](const auto& idx) { return test_set.batch(idx); }, o),
+                       doctest::Contains("after_step cannot write a training state"), tprod::argument_error);
 }

@@ -6,11 +6,13 @@
 /// layers, the per-matrix baseline the paper compares with. Both report, per layer, the compression ratio of the
 /// layer's four matrices and the relative change ‖Ŵ − W‖_F/‖W‖_F of each.
 ///
-/// Three levels, one implementation: one layer's attention_weights (`compress_attention(w, heads, options)`,
+/// LASER on the FFN (`laser_ffn`) makes paper 004's hybrids (Remark 3): Tucker or LASER on the attention, LASER on
+/// the FFN. Three levels, one implementation: one layer's attention_weights (`compress_attention(w, heads, options)`,
 /// `laser_attention(w, k, matrices)`), a standard encoder stack (`compress_attention(stack, layers, options)`),
 /// and — through attention_weights_of on the stored tensors — a checkpoint file (`tprod compress-attention`).
 /// Only a standard layer (p = 1, identity transform) has these matrices (attention_weights.hpp).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <span>
 #include <string>
@@ -210,6 +212,61 @@ std::vector<attention_compression> laser_attention(
                                  [&](tprod::attention_weights<T>& w, std::size_t) {
                                    return laser_attention(w, rank, matrices);
                                  });
+}
+
+/// @brief Which of a layer's two FFN matrices LASER reduces: W₁ (d×d_ff, into the hidden layer) or W₂ (d_ff×d).
+enum class ffn_matrix { input, output };
+inline constexpr ffn_matrix both_ffn_matrices[] = {ffn_matrix::input, ffn_matrix::output};
+
+/// @brief What LASER did to one layer's FFN.
+struct ffn_compression {
+  std::size_t layer = 0;
+  double compression_ratio = 1;  ///< over the FFN's two matrices: 2·d·d_ff over k(m + n) per reduced one, m·n per other
+  double input_error = 0, output_error = 0;  ///< ‖Ŵ − W‖_F/‖W‖_F of W₁ and of W₂ (0 when left as they are)
+  std::size_t rank = 0;
+};
+
+/// @brief LASER on the FFN of the given layers of a standard encoder stack (`layers` empty: every layer): each
+/// chosen matrix replaced by its rank-k truncated SVD. With compress_attention on the same layers this is paper
+/// 004's hybrid (Remark 3, Table III, case 3: Tucker on the attention, LASER on the FFN).
+/// @throws shape_error for an L-product layer (p > 1), a layer out of range or repeated, or k outside
+///         1..min(d, d_ff); the stack is unchanged when it throws.
+template <std::floating_point T, class L>
+std::vector<ffn_compression> laser_ffn(encoder_stack<T, L>& stack, std::span<const std::size_t> layers,
+                                       std::size_t rank, std::span<const ffn_matrix> matrices = both_ffn_matrices) {
+  const auto chosen = detail::chosen_layers(layers, stack.size(), "nn::laser_ffn");
+  std::vector<std::array<dense_matrix<T>, 2>> rebuilt;
+  std::vector<ffn_compression> results;
+  for (std::size_t i : chosen) {
+    auto& ffn = stack[i].ffn;
+    TPROD_EXPECTS(ffn.slices() == 1, "nn::laser_ffn: layer " + std::to_string(i) + " is an L-product layer (p = " +
+                                         std::to_string(ffn.slices()) + "); LASER reduces a standard layer's matrices");
+    std::array<dense_matrix<T>, 2> w = {dense_matrix<T>(ffn.w1.data().slice(0)),
+                                        dense_matrix<T>(ffn.w2.data().slice(0))};
+    ffn_compression c{i, 1, 0, 0, rank};
+    double dense = 0, stored = 0;
+    for (const ffn_matrix which : both_ffn_matrices) {
+      dense_matrix<T>& m = w[which == ffn_matrix::input ? 0 : 1];
+      dense += double(m.size());
+      if (std::find(matrices.begin(), matrices.end(), which) == matrices.end()) {
+        stored += double(m.size());
+        continue;
+      }
+      const auto r = low_rank_approximation(m, rank);
+      stored += double(r.parameter_count());
+      const dense_matrix<T> before = m;
+      m = r.reconstruct();
+      (which == ffn_matrix::input ? c.input_error : c.output_error) = detail::relative_change(before, m);
+    }
+    c.compression_ratio = dense / stored;
+    rebuilt.push_back(std::move(w));
+    results.push_back(c);
+  }
+  for (std::size_t j = 0; j < chosen.size(); ++j) {
+    stack[chosen[j]].ffn.w1.data().slice(0) = rebuilt[j][0];
+    stack[chosen[j]].ffn.w2.data().slice(0) = rebuilt[j][1];
+  }
+  return results;
 }
 
 }  // namespace tprod::nn

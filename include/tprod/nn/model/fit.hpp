@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <random>
@@ -74,6 +75,11 @@ struct fit_options {
   std::size_t state_every = 0;       ///< also write it every this many steps within an epoch (0: only at its end)
   bool resume = false;               ///< continue from state_file when it exists (else start and say so)
   fit_distribution distribution;     ///< the ranks of a distributed run (default: one process)
+  /// Called after every optimizer step with the steps taken so far, while that step's gradients are still in place.
+  /// It returns true when it changed the model's parameter list (paper 003's dynamic strategy over-parameterizes
+  /// matrices as training goes); fit then takes the new list and a fresh AdamW, and the schedule goes on. A run
+  /// with it writes no training state: a parameter list that changes cannot be resumed.
+  std::function<bool(std::size_t)> after_step;
 };
 
 /// @brief What one epoch ended with (the argument of `on_epoch`).
@@ -204,6 +210,9 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
   if constexpr (!std::same_as<layer_space_t<Model>, host_space>)
     if (dist.distributed()) throw argument_error("nn::fit: distributed training runs models on the host");
   const std::filesystem::path state_file = dist.state_file(opts.state_file);
+  if (opts.after_step && !state_file.empty())
+    throw argument_error("nn::fit: a run with after_step cannot write a training state (" + state_file.string() +
+                         "): its parameter list may change");
   auto params = parameters<T>(model);
   params.zero_grad();
   adamw<T, layer_space_t<Model>> opt({opts.lr, 0.9, 0.999, 1e-8, opts.weight_decay});
@@ -312,8 +321,12 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       if (opts.zero_gradients) params.zero_grad();
       if (opts.clip > 0) detail::clip_grad_norm(params, opts.clip, dist);
       nn::step(opt, params, schedule(step));
-      params.zero_grad();
       ++step;
+      if (opts.after_step && opts.after_step(step)) {
+        params = parameters<T>(model);
+        opt = adamw<T, layer_space_t<Model>>(opt.config());
+      }
+      params.zero_grad();
       window_loss += r.loss * double(r.counted);
       window_correct += r.correct;
       window_labels += r.counted;
