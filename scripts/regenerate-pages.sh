@@ -10,10 +10,11 @@
 #
 #   scripts/regenerate-pages.sh [NAME...]
 #
-# Long: on the 2-core VM of the pages the full runs take about 11 min (ltransformer_text), 7 min
-# (tensorllm_denoise, after ltransformer_text), 2.5 min (mpo_finetune), 67 min (language_model), 1.5 min
+# Long: on the 2-core VM of the pages the full runs take about 11 min (ltransformer_text), 3 min
+# (tensorllm_denoise, after ltransformer_text), 2 min (mpo_finetune), 67 min (language_model), 1.5 min
 # (multilinear_attention, 2026-11-27; 18 min before the CPU work of that week), 15 s (multilinear_attention-n12, a
-# second table on that page), 3 min (tsa_text_classifier) and 2 h 10 min (tcp_vit).
+# second table on that page), 3 min (tsa_text_classifier) and 4 min (tcp_vit, 2026-11-27; 2 h 10 min was an estimate
+# from a loaded machine and older kernels).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 all=(ltransformer_text tensorllm_denoise mpo_finetune language_model multilinear_attention multilinear_attention-n12
