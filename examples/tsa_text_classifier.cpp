@@ -1,15 +1,17 @@
 // tsa_text_classifier: paper 002's comparison (§6, Table 1 and Fig. 3) of tensorized spectral attention (TSA,
 // Algorithm 1: QTT/MPO key and value weights, Θ = ReLU(KKᵀ/d_k) without its diagonal, Ψ = Ω ⊙ Θ on the
-// bidirectional time graph Ω, Y = (I + Ψ) ×₁ V) against dot-product attention (DPA) in the same sequence
-// classifier, at about 300 trainable attention parameters and at larger embedding widths.
+// bidirectional time graph Ω, Y = (I + Ψ) ×₁ V) against dot-product attention (DPA) and additive (Bahdanau-style)
+// attention (ADA) in the same sequence classifier, at about 300 trainable attention parameters and at larger
+// embedding widths.
 //
 // Data: a text corpus in the folder-per-class layout (ROOT/{train,test}/<label>/*.txt; the SpamAssassin ham/spam
 // corpus built by scripts/make-text-corpus.sh), as in the paper: sequences of 200 tokens over the 20,000 most
 // frequent words of the training split.
 // Model (one per attention): token embedding (d) → sinusoidal positions → one attention layer with H = 2 heads
-// (TSA: QTT cores of rank 2 and an MPO projection; DPA: standard multi-head attention with biases) → mean pooling
-// over the valid tokens → dropout 0.1 → linear head. Only the attention layer differs between two models of
-// the same width d.
+// (TSA: QTT cores of rank 2 and an MPO projection; DPA: standard multi-head attention with biases; ADA: additive
+// scores v_hᵀ tanh(Q_i + K_j), nn::additive_attention_layer) → mean pooling over the valid tokens → dropout 0.1 →
+// the paper's head: a 20-unit ReLU layer → dropout 0.1 → linear softmax layer (§6: seven layers). Only the attention
+// layer differs between models of the same width d.
 //
 // Command: tsa_text_classifier --data build/data/spam-assassin [--quick] [--out DIR] [--summary FILE]
 #include <algorithm>
@@ -33,6 +35,8 @@
 #include "tprod/io/vocabulary.hpp"
 #include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
+#include "tprod/nn/model/activation_layer.hpp"
+#include "tprod/nn/model/additive_attention_layer.hpp"
 #include "tprod/nn/model/attention_layer.hpp"
 #include "tprod/nn/model/spectral_attention_layer.hpp"
 #include "tprod/transform/identity_transform.hpp"
@@ -45,7 +49,7 @@ constexpr std::size_t heads = 2;  // paper 002, §6: multi-head attention with H
 
 /// One model of the comparison: its attention and embedding width d.
 struct model_spec {
-  std::string attention;  ///< "tsa" or "dpa"
+  std::string attention;  ///< "tsa", "dpa" or "ada"
   std::size_t width;
   std::string name() const { return attention + "-" + std::to_string(width); }
 };
@@ -71,24 +75,29 @@ std::vector<std::size_t> parse_widths(const examples::options& opt, const std::s
   return widths;
 }
 
+constexpr std::size_t hidden_units = 20;  // paper 002, §6: the dense layer of 20 ReLU units before the output
+
 template <class Attention>
 using sequence_classifier =
     nn::sequential<real, nn::token_embedding<real>, nn::positional_layer<real, nn::sinusoidal_positional_params<real>>,
                    Attention, nn::pooling_layer<real>, nn::dropout<real>, nn::flatten_layer<real>,
+                   nn::linear_layer<real, identity_transform>, nn::activation_layer<real>, nn::dropout<real>,
                    nn::linear_layer<real, identity_transform>>;
 
 /// The classifier around `attention` (whose output width is d, as its input's).
 template <class Attention>
 sequence_classifier<Attention> make_classifier(Attention attention, std::size_t vocabulary, std::size_t width,
                                                std::size_t classes, std::uint64_t seed) {
+  using linear = nn::linear_layer<real, identity_transform>;
   return sequence_classifier<Attention>(
       nn::token_embedding<real>(nn::make_embedding_params<real>(vocabulary, width, seed, real(0.5)), 1),
       nn::positional_layer<real, nn::sinusoidal_positional_params<real>>(
           nn::make_sinusoidal_positional<real>(1, nn::alpha_strategy::standard)),
       std::move(attention), nn::pooling_layer<real>(nn::pooling::mean), nn::dropout<real>(0.1, seed + 7),
       nn::flatten_layer<real>{},
-      nn::linear_layer<real, identity_transform>(
-          nn::make_linear_params<real>(width, classes, 1, identity_transform{}, seed + 3), "head"));
+      linear(nn::make_linear_params<real>(width, hidden_units, 1, identity_transform{}, seed + 3), "dense"),
+      nn::activation_layer<real>(nn::activation::relu, "relu"), nn::dropout<real>(0.1, seed + 8),
+      linear(nn::make_linear_params<real>(hidden_units, classes, 1, identity_transform{}, seed + 4), "head"));
 }
 
 struct run_context {
@@ -133,13 +142,15 @@ examples::model_summary train_one(const model_spec& spec, Attention attention, c
 int run(int argc, char** argv) {
   const auto opt = examples::parse_options(
       argc, argv, "tsa_text_classifier",
-      "Tensorized spectral attention (paper 002) against dot-product attention in a sequence classifier.",
+      "Tensorized spectral attention (paper 002) against dot-product and additive attention in a sequence "
+      "classifier.",
       "build/data/spam-assassin",
       {{"length", "tokens per sequence (default 200; quick 64)"},
        {"damping", "c of the time graph, omega = c^|l2-l1|/2 (default 0.9)"},
        {"lr", "peak learning rate of the one-cycle schedule (default 0.003; quick 0.01)"},
        {"tsa-widths", "embedding widths of the TSA models, powers of two >= 4 (default 32,64; quick 16)"},
-       {"dpa-widths", "embedding widths of the dot-product models, even (default 8,32,64; quick 8)"}});
+       {"dpa-widths", "embedding widths of the dot-product models, even (default 8,32,64; quick 8)"},
+       {"ada-widths", "embedding widths of the additive-attention models, even (default 8,32,64; quick 8)"}});
   const double length_option = opt.number("length", opt.quick ? 64 : 200);
   const double damping = opt.number("damping", 0.9);
   if (length_option < 2 || length_option != std::floor(length_option))
@@ -155,12 +166,13 @@ int run(int argc, char** argv) {
       throw std::invalid_argument("--tsa-widths: " + std::to_string(w) + " is not a power of two of at least 4 (QTT)");
     specs.push_back({"tsa", w});
   }
-  for (std::size_t w : parse_widths(opt, "dpa-widths", opt.quick ? widths{8} : widths{8, 32, 64})) {
-    if (w % heads != 0)
-      throw std::invalid_argument("--dpa-widths: " + std::to_string(w) + " is not divisible by the " +
-                                  std::to_string(heads) + " heads");
-    specs.push_back({"dpa", w});
-  }
+  for (const char* kind : {"dpa", "ada"})
+    for (std::size_t w : parse_widths(opt, std::string(kind) + "-widths", opt.quick ? widths{8} : widths{8, 32, 64})) {
+      if (w % heads != 0)
+        throw std::invalid_argument("--" + std::string(kind) + "-widths: " + std::to_string(w) +
+                                    " is not divisible by the " + std::to_string(heads) + " heads");
+      specs.push_back({kind, w});
+    }
   if (specs.empty()) throw std::invalid_argument("no models to train");
 
   const io::text_corpus corpus = io::read_text_corpus(opt.data);
@@ -197,11 +209,16 @@ int run(int argc, char** argv) {
                                    nn::spectral_attention_layer<real>(
                                        nn::make_qtt_tsa_params<real>(spec.width, heads, 0, attention_seed), damping),
                                    ctx, seed));
-      else
+      else if (spec.attention == "dpa")
         models.push_back(train_one(spec,
                                    nn::attention_layer<real, identity_transform>(nn::make_attention_params<real>(
                                        spec.width, heads, 1, identity_transform{}, attention_seed)),
                                    ctx, seed));
+      else
+        models.push_back(train_one(
+            spec, nn::additive_attention_layer<real>(nn::make_additive_attention_params<real>(spec.width, heads,
+                                                                                             attention_seed)),
+            ctx, seed));
     }
     return models;
   });
@@ -212,7 +229,7 @@ int run(int argc, char** argv) {
     std::printf("%-10s %12zu %12zu %9.2f%% %9.2f%% %10.1f\n", r.name.c_str(), r.encoder_parameters, r.parameters,
                 100 * r.train_accuracy, 100 * r.test_accuracy, r.seconds_per_epoch);
   examples::plot_training_curves(log, opt.out / "tsa_text_classifier.png",
-                                 "TSA vs dot-product attention, " + std::to_string(length) + " tokens");
+                                 "TSA vs dot-product and additive attention, " + std::to_string(length) + " tokens");
   if (opt.summary)
     examples::write_summary(*opt.summary, "tsa_text_classifier", examples::majority_rate(test.labels), results,
                             {{"length", length},

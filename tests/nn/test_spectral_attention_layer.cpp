@@ -1,7 +1,8 @@
-// The stateful TSA layer (nn/model/spectral_attention_layer.hpp) and the attention-only layer
-// (nn/model/attention_layer.hpp): the same output as the stateless functions, gradients through the layer's
-// tensor3 parameters (finite differences and the adjoint identity, so the copies between the tensor3 mirrors and
-// the MPO cores are checked both ways), accumulation over backward passes, names, and errors.
+// The stateful TSA layer (nn/model/spectral_attention_layer.hpp), the attention-only layer
+// (nn/model/attention_layer.hpp) and paper 002's additive attention (nn/model/additive_attention_layer.hpp): the
+// same output as the stateless functions or a plain loop, gradients through the layer's tensor3 parameters (finite
+// differences and the adjoint identity, so the copies between the tensor3 mirrors and the MPO cores are checked both
+// ways), accumulation over backward passes, names, and errors.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/model/attention_layer.hpp"
 #include "tprod/nn/model/spectral_attention_layer.hpp"
+#include "tprod/nn/model/additive_attention_layer.hpp"
 
 using namespace nn_test;
 namespace nn = tprod::nn;
@@ -174,4 +176,91 @@ TEST_CASE("TSA layer refuses a bad damping, input width, slice count or batch, n
   CHECK_THROWS_WITH_AS(layer.forward(t3(9, 8, 1), b), doctest::Contains("whole sequences"), tprod::shape_error);
   const nn::batch bad_lengths{batch_size, {}, {5, 0}, nn::phase::train};
   CHECK_THROWS_AS(layer.forward(t3(batch_size * steps, 8, 1), bad_lengths), tprod::shape_error);
+}
+
+namespace {
+
+/// Additive attention of every sequence and head written as loops: s_ij = Σ_c v_c tanh(q_ic + k_jc) over the
+/// valid keys, softmax, weighted values, output projection.
+dmat naive_additive_attention(const dmat& x, const nn::additive_attention_params<double>& p,
+                              const std::vector<std::size_t>& lengths, std::size_t steps) {
+  const auto d = Eigen::Index(p.width()), dh = d / Eigen::Index(p.heads);
+  dmat qkv = x * dmat(p.w_qkv.slice(0));
+  qkv.rowwise() += dmat(p.b_qkv.slice(0)).row(0);
+  dmat o = dmat::Zero(x.rows(), d);
+  for (std::size_t b = 0; b < lengths.size(); ++b)
+    for (Eigen::Index h = 0; h < Eigen::Index(p.heads); ++h)
+      for (std::size_t i = 0; i < steps; ++i) {
+        const Eigen::Index row = Eigen::Index(b * steps + i);
+        std::vector<double> s(lengths[b]);
+        double top = -1e300, total = 0;
+        for (std::size_t j = 0; j < lengths[b]; ++j) {
+          const Eigen::Index key = Eigen::Index(b * steps + j);
+          s[j] = 0;
+          for (Eigen::Index c = 0; c < dh; ++c)
+            s[j] += p.score(0, std::size_t(h * dh + c), 0) * std::tanh(qkv(row, h * dh + c) + qkv(key, d + h * dh + c));
+          top = std::max(top, s[j]);
+        }
+        for (auto& e : s) total += (e = std::exp(e - top));
+        for (std::size_t j = 0; j < lengths[b]; ++j)
+          for (Eigen::Index c = 0; c < dh; ++c)
+            o(row, h * dh + c) += s[j] / total * qkv(Eigen::Index(b * steps + j), 2 * d + h * dh + c);
+      }
+  dmat y = o * dmat(p.w_o.slice(0));
+  y.rowwise() += dmat(p.b_o.slice(0)).row(0);
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("additive attention layer: the per-head loop's output, padding keys unseen, 4d² + 5d named parameters") {
+  const std::size_t d = 8, heads = 2;
+  nn::additive_attention_layer<double> layer(nn::make_additive_attention_params<double>(d, heads, 91));
+  t3 x = tprod::random_tensor3<double>(batch_size * steps, d, 1, 92);
+  const nn::batch b{batch_size, {}, {5, 3}, nn::phase::train};
+  const t3 y = layer.forward(x, b);
+  const dmat ref = naive_additive_attention(x.slice(0), layer.params(), b.lengths, steps);
+  CHECK((dmat(y.slice(0)) - ref).cwiseAbs().maxCoeff() <= 1e-13 * ref.cwiseAbs().maxCoeff());
+  // Sequence 1's padding (rows 8 and 9) changes only those rows' own outputs: no valid row attends to it.
+  for (Eigen::Index c = 0; c < Eigen::Index(d); ++c) x(8, std::size_t(c), 0) += 3, x(9, std::size_t(c), 0) -= 2;
+  const t3 y2 = layer.forward(x, b);
+  CHECK((dmat(y2.slice(0)).topRows(8) - dmat(y.slice(0)).topRows(8)).cwiseAbs().maxCoeff() == 0.0);
+  std::vector<std::string> names;
+  std::size_t count = 0;
+  layer.for_each_parameter([&](std::string_view name, t3& v, t3&) {
+    names.emplace_back(name);
+    count += v.size();
+  });
+  CHECK(names == std::vector<std::string>{"ada.w_qkv", "ada.b_qkv", "ada.score", "ada.w_o", "ada.b_o"});
+  CHECK(count == 4 * d * d + 5 * d);
+}
+
+TEST_CASE("additive attention layer: gradients of the input and every parameter equal finite differences") {
+  nn::additive_attention_layer<double> layer(nn::make_additive_attention_params<double>(8, 2, 93));
+  t3 x = tprod::random_tensor3<double>(batch_size * steps, 8, 1, 94);
+  auto f = layer_diff_map(layer, x, nn::batch{batch_size, {}, {4, 5}, nn::phase::train});
+  check_gradients(f, 95);
+  // Two backward passes accumulate.
+  std::vector<t3*> grads;
+  layer.for_each_parameter([&](std::string_view, t3&, t3& g) { grads.push_back(&g); });
+  const t3 w = tprod::random_tensor3<double>(batch_size * steps, 8, 1, 96);
+  for (auto* g : grads) g->elements().setZero();
+  layer.forward(x, nn::batch{batch_size, {}, {4, 5}, nn::phase::train});
+  layer.backward(w);
+  const t3 once = *grads[2];
+  layer.backward(w);
+  CHECK(max_diff(*grads[2], 2.0 * once) <= 1e-14 * max_abs(once));
+}
+
+TEST_CASE("additive attention layer: shapes it cannot take are refused, naming them") {
+  CHECK_THROWS_WITH_AS(nn::make_additive_attention_params<double>(8, 3, 1), doctest::Contains("3 heads"),
+                       tprod::shape_error);
+  nn::additive_attention_layer<double> layer(nn::make_additive_attention_params<double>(8, 2, 1));
+  const t3 x = tprod::random_tensor3<double>(10, 6, 1, 2);
+  CHECK_THROWS_WITH_AS(layer.forward(x, nn::batch{2, {}, {5, 5}}), doctest::Contains("10x6x1"), tprod::shape_error);
+  const t3 ok = tprod::random_tensor3<double>(10, 8, 1, 2);
+  CHECK_THROWS_WITH_AS(layer.forward(ok, nn::batch{3, {}, {}}), doctest::Contains("whole sequences"),
+                       tprod::shape_error);
+  CHECK_THROWS_WITH_AS(layer.forward(ok, nn::batch{2, {}, {5, 0}}), doctest::Contains("sequence 1 has no valid"),
+                       tprod::shape_error);
 }

@@ -1,4 +1,4 @@
-// expect: attention_layer, activation_layer and spectral_attention_layer run on the host only
+// expect: spectral_attention_layer and additive_attention_layer run on the host only
 // A host-only layer (the activation layer) after a layer on the GPU: the model refuses the mix at compile time.
 #include "tprod/cuda.hpp"
 #include "tprod/nn/model/activation_layer.hpp"

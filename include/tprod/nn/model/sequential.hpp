@@ -21,7 +21,7 @@ class sequential {
   using tensor = tensor3<T, dextents3, memory_space_type>;
   static_assert((std::same_as<layer_space_t<Ms>, memory_space_type> && ...),
                 "tprod::nn::sequential: every layer must live in the same memory space (attention_layer, "
-                "activation_layer and spectral_attention_layer run on the host only)");
+                "activation_layer, spectral_attention_layer and additive_attention_layer run on the host only)");
 
   explicit sequential(Ms... layers) : layers_(std::make_unique<std::tuple<Ms...>>(std::move(layers)...)) {}
 
