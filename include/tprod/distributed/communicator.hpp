@@ -5,6 +5,7 @@
 /// rank that found the problem, so that no rank is left waiting in a collective that the others never reach.
 #include <mpi.h>
 
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <exception>
@@ -107,6 +108,23 @@ void collectively(const communicator& comm, F&& local) {
     failure = *e.what() ? e.what() : "an exception without a message";
   }
   agree(comm, std::move(failure));
+}
+
+/// @brief Collective: the smallest and the largest value of each count over the ranks, in one MPI_Allreduce (of the
+/// counts and of their complements, whose maximum is the complement of the minimum). Equal: every rank has the same.
+template <std::size_t N>
+struct count_range {
+  std::array<unsigned long long, N> low, high;
+  bool equal() const { return low == high; }
+};
+template <std::size_t N>
+count_range<N> range_over_ranks(const communicator& comm, const std::array<unsigned long long, N>& counts) {
+  std::array<unsigned long long, 2 * N> both;
+  for (std::size_t i = 0; i < N; ++i) both[i] = counts[i], both[N + i] = ~counts[i];
+  TPROD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, both.data(), int(2 * N), MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm.get()));
+  count_range<N> r;
+  for (std::size_t i = 0; i < N; ++i) r.high[i] = both[i], r.low[i] = ~both[N + i];
+  return r;
 }
 
 /// @brief A count or a stride as MPI's int. @throws distributed_error (on this rank: call inside collectively)

@@ -30,13 +30,11 @@ namespace detail {
 /// @throws distributed_error on every rank unless every rank has the same number of parameter tensors and scalars.
 template <class T>
 void check_same_parameters(const communicator& comm, const nn::parameter_list<T>& params, const char* who) {
-  unsigned long long mine[2] = {params.size(), params.count()}, low[2], high[2];
-  TPROD_MPI_CHECK(MPI_Allreduce(mine, low, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm.get()));
-  TPROD_MPI_CHECK(MPI_Allreduce(mine, high, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm.get()));
-  if (low[0] != high[0] || low[1] != high[1])
-    throw distributed_error(std::string(who) + ": the ranks' models differ (" + std::to_string(low[0]) + " to " +
-                            std::to_string(high[0]) + " parameter tensors, " + std::to_string(low[1]) + " to " +
-                            std::to_string(high[1]) + " parameters)");
+  const auto r = range_over_ranks<2>(comm, {params.size(), params.count()});
+  if (!r.equal())
+    throw distributed_error(std::string(who) + ": the ranks' models differ (" + std::to_string(r.low[0]) + " to " +
+                            std::to_string(r.high[0]) + " parameter tensors, " + std::to_string(r.low[1]) + " to " +
+                            std::to_string(r.high[1]) + " parameters)");
 }
 }  // namespace detail
 

@@ -147,17 +147,14 @@ class spectral_encoder_stack {
     communicated_ += out.size();
   }
 
-  /// @throws distributed_error on every rank unless the three counts are the same on every rank (one
-  /// MPI_Allreduce of their maxima and of their complements' maxima, i.e. their minima).
-  void check_same(std::array<std::size_t, 3> counts, const char* what) const {
-    unsigned long long both[6];
-    for (std::size_t i = 0; i < 3; ++i) both[i] = counts[i], both[3 + i] = ~static_cast<unsigned long long>(counts[i]);
-    TPROD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, both, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_.get()));
+  /// @throws distributed_error on every rank unless the three counts are the same on every rank.
+  void check_same(const std::array<unsigned long long, 3>& counts, const char* what) const {
+    const auto r = range_over_ranks<3>(comm_, counts);
     for (std::size_t i = 0; i < 3; ++i)
-      if (both[i] != ~both[3 + i])
+      if (r.low[i] != r.high[i])
         throw distributed_error(std::string("distributed::spectral_encoder_stack: ") + what +
-                                " differ across the ranks (" + std::to_string(~both[3 + i]) + " to " +
-                                std::to_string(both[i]) + ")");
+                                " differ across the ranks (" + std::to_string(r.low[i]) + " to " +
+                                std::to_string(r.high[i]) + ")");
   }
 
   communicator comm_;

@@ -33,7 +33,6 @@ struct additive_attention_params {
   tensor3<T> w_qkv, b_qkv, score, w_o, b_o;
 
   std::size_t width() const { return w_o.m(); }
-  std::size_t count() const { return w_qkv.size() + b_qkv.size() + score.size() + w_o.size() + b_o.size(); }
   template <class F>
   void for_each(F&& f) {
     f("w_qkv", w_qkv);
@@ -108,10 +107,10 @@ class additive_attention_layer {
       }
       o_.block(first, Eigen::Index(h) * dh, t, dh).noalias() = a.leftCols(valid) * v;
     });
-    matrix y = o_ * value_.w_o.slice(0);
-    y.rowwise() += value_.b_o.slice(0).row(0);
     detail::ensure_shape(out_, x.m(), d, 1);
-    out_.slice(0) = y;
+    auto y = out_.slice(0);
+    y.noalias() = o_ * value_.w_o.slice(0);
+    y.rowwise() += value_.b_o.slice(0).row(0);
     return out_;
   }
 
@@ -144,11 +143,11 @@ class additive_attention_layer {
       auto dq = dqkv_.block(first, qc, t, dh);
       auto dk = dqkv_.block(first, kc, valid, dh);
       auto dv = d_score_.row(Eigen::Index(blk));
+      matrix th(valid, dh), gq(valid, dh);  // one query's rows at a time, reused across the queries
       for (Eigen::Index i = 0; i < t; ++i) {
-        const matrix th = (k.rowwise() + q.row(i)).array().tanh().matrix();  // t_ij for every valid j
+        th = (k.rowwise() + q.row(i)).array().tanh().matrix();  // t_ij for every valid j
         dv.noalias() += ds.row(i) * th;
-        const matrix gq =
-            (ds.row(i).transpose() * score).array() * (T(1) - th.array().square());  // dS_ij v ⊙ (1 − t_ij²)
+        gq = (ds.row(i).transpose() * score).array() * (T(1) - th.array().square());  // dS_ij v ⊙ (1 − t_ij²)
         dq.row(i) += gq.colwise().sum();
         dk += gq;
       }

@@ -66,6 +66,20 @@ dense_matrix<T>& matrix_of(tprod::attention_weights<T>& w, attention_matrix whic
   return w.output;
 }
 
+/// @brief LASER's step on one of a layer's matrices: m replaced by its rank-k truncated SVD when `reduce`, else
+/// kept; adds what m takes dense and what it then stores to the layer's tallies (for the compression ratio).
+template <real_scalar T>
+void laser_step(dense_matrix<T>& m, std::size_t rank, bool reduce, double& dense, double& stored) {
+  dense += double(m.size());
+  if (!reduce) {
+    stored += double(m.size());
+    return;
+  }
+  const auto r = low_rank_approximation(m, rank);
+  stored += double(r.parameter_count());
+  m = r.reconstruct();
+}
+
 /// @brief Checks that `layers` are distinct indices below `count`; empty means all of them.
 inline std::vector<std::size_t> chosen_layers(std::span<const std::size_t> layers, std::size_t count,
                                               const char* who) {
@@ -128,17 +142,9 @@ attention_compression laser_attention(tprod::attention_weights<T>& w, std::size_
                                       std::span<const attention_matrix> matrices = all_attention_matrices) {
   tprod::attention_weights<T> reduced = w;
   double dense = 0, stored = 0;
-  for (attention_matrix which : all_attention_matrices) {
-    dense_matrix<T>& m = detail::matrix_of(reduced, which);
-    dense += double(m.size());
-    if (std::find(matrices.begin(), matrices.end(), which) == matrices.end()) {
-      stored += double(m.size());
-    } else {
-      const auto r = low_rank_approximation(m, rank);
-      stored += double(r.parameter_count());
-      m = r.reconstruct();
-    }
-  }
+  for (attention_matrix which : all_attention_matrices)
+    detail::laser_step(detail::matrix_of(reduced, which), rank,
+                       std::find(matrices.begin(), matrices.end(), which) != matrices.end(), dense, stored);
   attention_compression c{0, dense / stored, relative_errors(w, reduced), {rank}};
   w = std::move(reduced);
   return c;
@@ -241,24 +247,16 @@ std::vector<ffn_compression> laser_ffn(encoder_stack<T, L>& stack, std::span<con
     auto& ffn = stack[i].ffn;
     TPROD_EXPECTS(ffn.slices() == 1, "nn::laser_ffn: layer " + std::to_string(i) + " is an L-product layer (p = " +
                                          std::to_string(ffn.slices()) + "); LASER reduces a standard layer's matrices");
-    std::array<dense_matrix<T>, 2> w = {dense_matrix<T>(ffn.w1.data().slice(0)),
-                                        dense_matrix<T>(ffn.w2.data().slice(0))};
-    ffn_compression c{i, 1, 0, 0, rank};
+    const std::array<dense_matrix<T>, 2> before = {dense_matrix<T>(ffn.w1.data().slice(0)),
+                                                   dense_matrix<T>(ffn.w2.data().slice(0))};
+    std::array<dense_matrix<T>, 2> w = before;
     double dense = 0, stored = 0;
-    for (const ffn_matrix which : both_ffn_matrices) {
-      dense_matrix<T>& m = w[which == ffn_matrix::input ? 0 : 1];
-      dense += double(m.size());
-      if (std::find(matrices.begin(), matrices.end(), which) == matrices.end()) {
-        stored += double(m.size());
-        continue;
-      }
-      const auto r = low_rank_approximation(m, rank);
-      stored += double(r.parameter_count());
-      const dense_matrix<T> before = m;
-      m = r.reconstruct();
-      (which == ffn_matrix::input ? c.input_error : c.output_error) = detail::relative_change(before, m);
-    }
-    c.compression_ratio = dense / stored;
+    for (std::size_t j = 0; j < 2; ++j)
+      detail::laser_step(w[j], rank,
+                         std::find(matrices.begin(), matrices.end(), both_ffn_matrices[j]) != matrices.end(), dense,
+                         stored);
+    ffn_compression c{i, dense / stored, detail::relative_change(before[0], w[0]),
+                      detail::relative_change(before[1], w[1]), rank};
     rebuilt.push_back(std::move(w));
     results.push_back(c);
   }
