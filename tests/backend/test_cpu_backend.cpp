@@ -301,6 +301,59 @@ TEST_CASE_TEMPLATE("tube kernel: the split DCT and OUT = IN·Mt equal Eigen's pr
   }
 }
 
+TEST_CASE_TEMPLATE("tube kernel: the real DFT equals the dense F_p in double, its inverse Re(Ŷ·N), p ≤ 64", R, float,
+                   double) {
+  using backend::cpu::tube_real_dft;
+  using backend::cpu::tube_real_idft;
+  using C = std::complex<R>;
+  using cmatrix = detail::dense_matrix<std::complex<double>>;
+  constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
+  // |got − want| ≤ tol<R>(n)·max(1, max |want|), entrywise.
+  const auto close = [](const auto& got, const auto& want, std::size_t n) {
+    const double diff = (got - want).cwiseAbs().maxCoeff();
+    const double bound = tol<R>(n) * std::max(1.0, want.cwiseAbs().maxCoeff());
+    CHECK_MESSAGE(diff <= bound, "max |difference| ", diff, " > ", bound);
+  };
+  // Odd and even p (p = 1 and 2 have no sine part), one partial tile, a tile and a row, many tiles on two threads;
+  // and, for p = 64, enough rows (over direct_max_bytes) to go through the panels.
+  for (std::size_t p : {1, 2, 3, 4, 7, 8, 15, 16, 17, 33, 64}) {
+    for (std::size_t rows : {std::size_t(1), V + 1, std::size_t(p == 64 ? 4103 : 1031)}) {
+      CAPTURE(p);
+      CAPTURE(rows);
+      const std::size_t q = p / 2 + 1, threads = rows > V + 1 ? 2 : 1;
+      const auto x = random_tensor3<R>(rows, 1, p, 11 * p + rows);
+      const auto xm = Eigen::Map<const detail::dense_matrix<R>>(x.data(), Eigen::Index(rows), Eigen::Index(p))
+                          .template cast<std::complex<double>>()
+                          .eval();
+      std::vector<C> y(rows * q);
+      tube_real_dft<R>(x.data(), y.data(), rows, p, threads);
+      const auto ym = Eigen::Map<const detail::dense_matrix<C>>(y.data(), Eigen::Index(rows), Eigen::Index(q))
+                          .template cast<std::complex<double>>()
+                          .eval();
+      const cmatrix f = dft::matrix(p);  // F_p (symmetric): Ŷ = X·F_p, its first q columns
+      close(ym, (xm * f.leftCols(Eigen::Index(q))).eval(), 2 * p);
+      // The inverse of a half spectrum that is not one (random imaginary parts in slices 0 and p/2 too):
+      // x_j = Re Σ_k Ŷ_k·N(k, j), N(k, j) = w_k/p·e^{2πi·jk/p} (dft::inverse_factor, built here in double).
+      auto z = random_tensor3<C>(rows, 1, q, 5 * p + rows);
+      const auto zm = Eigen::Map<const detail::dense_matrix<C>>(z.data(), Eigen::Index(rows), Eigen::Index(q))
+                          .template cast<std::complex<double>>()
+                          .eval();
+      cmatrix n{Eigen::Index(q), Eigen::Index(p)};
+      for (std::size_t k = 0; k < q; ++k)
+        for (std::size_t j = 0; j < p; ++j)
+          n(Eigen::Index(k), Eigen::Index(j)) = dft{}.slice_weight<R>(k, p) / double(p) * dft::root(j * k, p, 1.0);
+      tensor3<R> back(rows, 1, p);
+      tube_real_idft<R>(z.data(), back.data(), rows, p, threads);
+      const auto bm = Eigen::Map<const detail::dense_matrix<R>>(back.data(), Eigen::Index(rows), Eigen::Index(p))
+                          .template cast<double>()
+                          .eval();
+      close(bm, (zm * n).real().eval(), 2 * p);
+      tube_real_idft<R>(y.data(), back.data(), rows, p, threads);  // the round trip
+      TPROD_CHECK_CLOSE(back, x, R, 4 * p);
+    }
+  }
+}
+
 TEST_CASE_TEMPLATE("tube kernel tiles: in the tensor's memory and through panels, in and out of place", R, float,
                    double) {
   namespace tk = backend::cpu::tube_kernel;

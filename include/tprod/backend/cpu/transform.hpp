@@ -1,7 +1,8 @@
 #pragma once
 /// @file transform.hpp
 /// @brief The CPU execution of a transform policy along the tubes: Â = A ×₃ Z and A = Â ×₃ Z⁻¹, either as
-/// products with the policy's cached matrices (the tube kernel for p ≤ 64, with a split DCT; Eigen's GEMM above)
+/// products with the policy's cached matrices (the tube kernel for p ≤ 64, with a split DCT and a split DFT of real
+/// tubes; Eigen's GEMM above)
 /// or, for the DFT and the DCT-II, with FFTW; on the execution's threads (blocks of rows of the (m·n)×p tensor).
 #include <algorithm>
 #include <array>
@@ -17,6 +18,7 @@
 #include "tprod/backend/cpu/fftw.hpp"
 #include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/backend/cpu/system.hpp"
+#include "tprod/backend/cpu/tube_dft.hpp"
 #include "tprod/backend/cpu/tube_gemm.hpp"
 #include "tprod/core/config.hpp"
 #include "tprod/core/detail/buffer.hpp"
@@ -31,8 +33,9 @@ namespace tprod::backend::cpu {
 /// runs on rather than assuming: above it the p×p factor takes megabytes and its O(p) work per element loses to
 /// FFTW's O(log p). Below it the winner depends on the machine and on the tensor, not on p alone: FFTW's strided
 /// batch is 3–5× slower when the tube stride m·n is a multiple of a large power of two (cache-set conflicts; a
-/// 64×64 tensor), and 3× faster than the GEMM for the DFT at p = 4 (docs/design.md). Constant switch points measured
-/// on one machine were wrong by 2–3× on another.
+/// 64×64 tensor), and was 3× faster than Eigen's GEMM for the DFT at p = 4 (docs/design.md; the tube kernel now
+/// takes real tubes of p ≤ 64 and measured faster than both at p = 4 on 64×64 and 40×100 tensors). Constant switch
+/// points measured on one machine were wrong by 2–3× on another.
 inline constexpr std::size_t measure_max_tubes = 1024;
 
 /// @brief The row count of the probe that stands for a transform of `tubes` tubes of length p: the tensor itself up
@@ -220,6 +223,16 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
     if (use_dct_split(p)) {
       return dct_even_odd<R>(reinterpret_cast<const R*>(in.data()), reinterpret_cast<R*>(out.data()), rows, p,
                              *l.template forward_factor<T>(p), forward, threads);
+    }
+  }
+  if constexpr (L::algorithm == tube_algorithm::dft && !is_complex_v<T>) {
+    if constexpr (tube_kernel::supported<T>) {
+      if (p <= tube_kernel_max_tubes) {
+        if constexpr (std::is_same_v<In, T>)
+          return tube_real_dft<T>(in.data(), out.data(), tubes, p, threads);
+        else
+          return tube_real_idft<T>(in.data(), out.data(), tubes, p, threads);
+      }
     }
   }
   apply_along_tubes(in, forward ? *l.template forward_factor<T>(p) : *l.template inverse_factor<T>(p), out, threads);

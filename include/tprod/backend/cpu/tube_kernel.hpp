@@ -24,9 +24,11 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <memory>
 #include <numbers>
+#include <type_traits>
 #include <vector>
 
 #include "tprod/backend/cpu/parallel.hpp"
@@ -191,8 +193,9 @@ class dct_plan {
 /// Elements of a panel: the rows a thread copies in (and out) at once, 16 KiB of inputs and as much of outputs.
 template <class R>
 inline constexpr std::size_t panel_elements = (std::size_t(16) << 10) / sizeof(R);
-static_assert(std::size_t(tile_rows<float>) * tube_kernel_max_tubes <= panel_elements<float> &&
-                  std::size_t(tile_rows<double>) * tube_kernel_max_tubes <= panel_elements<double>,
+// The widest row: p = tube_kernel_max_tubes reals in, or its half spectrum's p/2 + 1 complex numbers out.
+static_assert(std::size_t(tile_rows<float>) * (tube_kernel_max_tubes + 2) <= panel_elements<float> &&
+                  std::size_t(tile_rows<double>) * (tube_kernel_max_tubes + 2) <= panel_elements<double>,
               "a panel holds at least one tile of the widest tensor");
 
 /// A tensor runs its tiles straight from and into its own memory when its tubes are short (direct_max_columns
@@ -206,45 +209,57 @@ inline constexpr int direct_max_columns = 16;
 /// @copydoc direct_max_columns
 inline constexpr std::size_t direct_max_bytes = std::size_t(1) << 20;
 
-/// Runs tile(src, dst) over the tiles of `rows` rows on up to `threads` threads. Where direct_max_columns or
-/// direct_max_bytes allow, straight from and into the tensor (in place, each tile's inputs are first copied to L1:
-/// a tile of the dense product writes its first outputs before it has read its inputs for the last ones), the last
-/// partial tile through a panel. Otherwise through panels: each thread copies a panel of rows of every input column
-/// into local memory (long contiguous reads where a tile reads p columns whose stride is a large power of two,
-/// 4 MiB for 1024×1024 slices: p pages and p prefetch streams per tile), runs the tiles there and copies the
-/// outputs back. The copies also make in == out safe and pad the last partial tile with zeros.
-template <class R, class Tile>
-void for_each_tile(const R* in, int p, R* out, int q, std::size_t rows, std::size_t threads, Tile tile) {
+/// Runs tile(src, dst) over the tiles of `rows` rows on up to `threads` threads, for In and Out each R or
+/// std::complex<R> (a tile then sees a complex column as 2·tile_rows interleaved reals: ld counts reals). Where
+/// direct_max_columns or direct_max_bytes allow, straight from and into the tensor (in place, each tile's inputs are
+/// first copied to L1: a tile of the dense product writes its first outputs before it has read its inputs for the
+/// last ones), the last partial tile through a panel. Otherwise through panels: each thread copies a panel of rows of
+/// every input column into local memory (long contiguous reads where a tile reads p columns whose stride is a large
+/// power of two, 4 MiB for 1024×1024 slices: p pages and p prefetch streams per tile), runs the tiles there and
+/// copies the outputs back. The copies also make in == out safe and pad the last partial tile with zeros.
+template <class R, class In, class Out, class Tile>
+void for_each_tile(const In* in, int p, Out* out, int q, std::size_t rows, std::size_t threads, Tile tile) {
+  static_assert(std::is_same_v<In, R> || std::is_same_v<In, std::complex<R>>);
+  static_assert(std::is_same_v<Out, R> || std::is_same_v<Out, std::complex<R>>);
   constexpr std::size_t V = tile_rows<R>;
-  const std::size_t width_max = std::size_t(std::max(p, q));
+  constexpr std::ptrdiff_t in_parts = sizeof(In) / sizeof(R), out_parts = sizeof(Out) / sizeof(R);
+  const std::size_t width_max = std::size_t(std::max(p * in_parts, q * out_parts));  // reals per row
   const std::size_t panel = std::max(V, panel_elements<R> / width_max / V * V);
+  const auto tile_at = [&](const In* src, std::ptrdiff_t src_ld, Out* dst, std::ptrdiff_t dst_ld) {
+    tile(columns<const R>{reinterpret_cast<const R*>(src), src_ld * in_parts},
+         columns<R>{reinterpret_cast<R*>(dst), dst_ld * out_parts});
+  };
   // Rows r ≤ i < r + n through local copies.
   const auto through_panel = [&](std::size_t r, std::size_t n) {
-    alignas(64) R in_panel[panel_elements<R>], out_panel[panel_elements<R>];
+    alignas(64) R in_reals[panel_elements<R>], out_reals[panel_elements<R>];
+    In* in_panel = reinterpret_cast<In*>(in_reals);
+    Out* out_panel = reinterpret_cast<Out*>(out_reals);
     const auto ld = std::ptrdiff_t(panel);
     const std::size_t padded = (n + V - 1) / V * V;
     for (int t = 0; t < p; ++t) {
       std::copy_n(in + r + std::size_t(t) * rows, n, in_panel + t * ld);
-      std::fill(in_panel + t * ld + n, in_panel + t * ld + padded, R(0));
+      std::fill(in_panel + t * ld + n, in_panel + t * ld + padded, In(0));
     }
-    for (std::size_t j = 0; j < padded; j += V)
-      tile(columns<const R>{in_panel + j, ld}, columns<R>{out_panel + j, ld});
+    for (std::size_t j = 0; j < padded; j += V) tile_at(in_panel + j, ld, out_panel + j, ld);
     for (int k = 0; k < q; ++k) std::copy_n(out_panel + k * ld, n, out + r + std::size_t(k) * rows);
   };
-  const bool short_tubes = int(width_max) <= direct_max_columns;
-  const bool small = in != out && rows * width_max * sizeof(R) <= direct_max_bytes;
+  const bool in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
+  const bool short_tubes = std::max(p, q) <= direct_max_columns;
+  const bool small =
+      !in_place && rows * std::size_t(std::max(p * sizeof(In), q * sizeof(Out))) <= direct_max_bytes;
   if (short_tubes || small) {
     const std::size_t whole = rows / V;
     const auto ld = std::ptrdiff_t(rows);
     parallel_ranges(whole, threads, 1, [&](std::size_t begin, std::size_t end) {
-      alignas(64) R inputs[tube_kernel_max_tubes * V];
+      alignas(64) R input_reals[tube_kernel_max_tubes * tile_rows<R> * (sizeof(In) / sizeof(R))];
+      In* inputs = reinterpret_cast<In*>(input_reals);
       for (std::size_t j = begin * V; j < end * V; j += V) {
-        columns<const R> src{in + j, ld};
-        if (in == out) {  // in place: the tile's inputs are read into L1 before any output is written
+        if (in_place) {  // the tile's inputs are read into L1 before any output is written
           for (int t = 0; t < p; ++t) std::copy_n(in + j + std::size_t(t) * rows, V, inputs + std::size_t(t) * V);
-          src = {inputs, std::ptrdiff_t(V)};
+          tile_at(inputs, std::ptrdiff_t(V), out + j, ld);
+        } else {
+          tile_at(in + j, ld, out + j, ld);
         }
-        tile(src, columns<R>{out + j, ld});
       }
     });
     if (whole * V < rows) through_panel(whole * V, rows - whole * V);
