@@ -1,36 +1,40 @@
 // Transforms along the tubes, every policy and path (automatic beside the forced ones, on 64×64 and 40×100 slices),
-// p ∈ {4, 16, 64, 256}, bytes/s of the input tensor; the DCT of a 256×256×16 float tensor beside the limit of copying it;
+// p ∈ {4, 16, 64, 256}, bytes/s of the input tensor; the DCT of a 256×256×16 float tensor beside the limit of copying
+// it; the DFT of complex tensors on each path (transform/dft_complex/<path>/m{64,256}_n{64,256}_p{4,8,16,64});
 // and the grid transform/{dct,dft,matrix}/m{64,256,1024}_n{64,256,1024}_p{4,8,16,64} (automatic path, all threads)
 // beside copy_limit of the same bytes.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "bench_names.hpp"
 #include "tprod/tprod.hpp"
 
 namespace {
 
-template <class L>
+template <class T = float, class L>
 void run_transform(benchmark::State& state, const L& policy, std::size_t m, std::size_t n, std::size_t p,
                    tprod::execution ex = {}) {
-  const auto a = tprod::random_tensor3<float>(m, n, p, 1);
-  tprod::transformed<typename L::template original_scalar<float>, L> out(a.extents(), policy, tprod::uninitialized);
+  const auto a = tprod::random_tensor3<T>(m, n, p, 1);
+  tprod::transformed<typename L::template original_scalar<T>, L> out(a.extents(), policy, tprod::uninitialized);
   for (auto _ : state) {
     tprod::transform_into(ex, a, out);
     benchmark::DoNotOptimize(out.data().data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(T)));
 }
 
 /// memcpy of the tensor on as many threads as a transform of it uses (all of them from parallel_min_elements
 /// elements, one below), each thread copying one contiguous share: the machine's copy, not a loop of ours.
+template <class T = float>
 void copy_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p) {
-  const auto a = tprod::random_tensor3<float>(m, n, p, 1);
-  tprod::tensor3<float> out(m, n, p, tprod::uninitialized);
+  const auto a = tprod::random_tensor3<T>(m, n, p, 1);
+  tprod::tensor3<T> out(m, n, p, tprod::uninitialized);
   const std::size_t size = a.size();
   const int threads = size < tprod::backend::cpu::parallel_min_elements ? 1 : int(tprod::num_threads());
   for (auto _ : state) {
@@ -42,12 +46,12 @@ void copy_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size
       const std::size_t t = 0, team = 1;
 #endif
       const std::size_t begin = size * t / team, end = size * (t + 1) / team;
-      std::memcpy(out.data() + begin, a.data() + begin, (end - begin) * sizeof(float));
+      std::memcpy(out.data() + begin, a.data() + begin, (end - begin) * sizeof(T));
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(float)));
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(a.size() * sizeof(T)));
 }
 
 /// The DCT as one (m·n)×p by p×p product with Φᵀ (the dense tube kernel for p ≤ 64), without the even/odd split
@@ -122,6 +126,26 @@ const bool registered = [] {
                                  [=](benchmark::State& s) { run_transform(s, tprod::identity_transform{}, 64, 64, p); });
     benchmark::RegisterBenchmark(("copy_limit/" + sh).c_str(), [=](benchmark::State& s) { copy_limit(s, 64, 64, p); });
   }
+  // The DFT of complex float tensors on each path, beside a copy of the same bytes: the tube kernel from p = 5
+  // (complex_dft_kernel_min_tubes), Eigen's complex GEMM below.
+  for (std::size_t s : {64, 256})
+    for (std::size_t p : {4, 8, 16, 64}) {
+      const std::string sh = bench::shape_name(s, s, p);
+      const std::pair<const char*, transform_path> paths[] = {
+          {"gemm", transform_path::gemm}, {"fftw", transform_path::fftw}, {"automatic", transform_path::automatic}};
+      for (const auto& [name, path] : paths) {
+        if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
+        benchmark::RegisterBenchmark(("transform/dft_complex/" + std::string(name) + "/" + sh).c_str(),
+                                     [=, path = path](benchmark::State& st) {
+                                       run_transform<std::complex<float>>(st, tprod::dft{}, s, s, p,
+                                                                          tprod::execution{path});
+                                     })
+            ->UseRealTime();
+      }
+      benchmark::RegisterBenchmark(("copy_limit/complex/" + sh).c_str(), [=](benchmark::State& st) {
+        copy_limit<std::complex<float>>(st, s, s, p);
+      })->UseRealTime();
+    }
   // The grid: each transform beside a copy of the same bytes, for the ratio and the bandwidth plot of
   // docs/performance.md. The cases registered above keep their names.
   for (std::size_t m : {64, 256, 1024})

@@ -354,6 +354,45 @@ TEST_CASE_TEMPLATE("tube kernel: the real DFT equals the dense F_p in double, it
   }
 }
 
+TEST_CASE_TEMPLATE("tube kernel: the complex DFT and its inverse equal F_p and F_pᴴ/p in double, also in place", R,
+                   float, double) {
+  using backend::cpu::tube_complex_dft;
+  using C = std::complex<R>;
+  using cmatrix = detail::dense_matrix<std::complex<double>>;
+  constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
+  const auto as_matrix = [](const tensor3<C>& t) {
+    return Eigen::Map<const detail::dense_matrix<C>>(t.data(), Eigen::Index(t.m()), Eigen::Index(t.p()))
+        .template cast<std::complex<double>>()
+        .eval();
+  };
+  const auto close = [](const cmatrix& got, const cmatrix& want, std::size_t n) {
+    const double diff = (got - want).cwiseAbs().maxCoeff();
+    const double bound = tol<R>(n) * std::max(1.0, want.cwiseAbs().maxCoeff());
+    CHECK_MESSAGE(diff <= bound, "max |difference| ", diff, " > ", bound);
+  };
+  // As the real case: odd and even p, partial tiles, threads; p = 64 with enough rows for the panels.
+  for (std::size_t p : {1, 2, 3, 4, 7, 8, 15, 16, 17, 33, 64}) {
+    for (std::size_t rows : {std::size_t(1), V + 1, std::size_t(p == 64 ? 2053 : 1031)}) {
+      CAPTURE(p);
+      CAPTURE(rows);
+      const std::size_t threads = rows > V + 1 ? 2 : 1;
+      const cmatrix f = dft::matrix(p);  // symmetric: Ẑ = Z·F_p, Z = Ẑ·F_pᴴ/p
+      const auto z = random_tensor3<C>(rows, 1, p, 13 * p + rows);
+      tensor3<C> y(rows, 1, p), back(rows, 1, p);
+      tube_complex_dft<R>(z.data(), y.data(), rows, p, true, threads);
+      close(as_matrix(y), as_matrix(z) * f, 2 * p);
+      const auto w = random_tensor3<C>(rows, 1, p, 3 * p + rows);  // any spectrum: no symmetry to rely on
+      tube_complex_dft<R>(w.data(), back.data(), rows, p, false, threads);
+      close(as_matrix(back), as_matrix(w) * f.adjoint() / double(p), 2 * p);
+      auto io = z;  // in place, forward and back
+      tube_complex_dft<R>(io.data(), io.data(), rows, p, true, threads);
+      CHECK(max_diff(io, y) == 0.0);
+      tube_complex_dft<R>(io.data(), io.data(), rows, p, false, threads);
+      TPROD_CHECK_CLOSE(io, z, R, 4 * p);
+    }
+  }
+}
+
 TEST_CASE_TEMPLATE("tube kernel tiles: in the tensor's memory and through panels, in and out of place", R, float,
                    double) {
   namespace tk = backend::cpu::tube_kernel;
@@ -390,7 +429,7 @@ TEST_CASE_TEMPLATE("tube kernel tiles: in the tensor's memory and through panels
 TEST_CASE_TEMPLATE("tube kernel through the public transforms: many tubes, complex data, short and long p", T,
                    TPROD_TEST_SCALARS) {
   // 23·19 = 437 tubes: full panels and a partial one, on the kernel's path for p ≤ 64 and Eigen's above.
-  for (std::size_t p : {16, 64, 66}) {
+  for (std::size_t p : {4, 16, 64, 66}) {
     CAPTURE(p);
     const auto a = random_tensor3<T>(23, 19, p, p);
     const execution gemm{transform_path::gemm, 2};
@@ -400,5 +439,11 @@ TEST_CASE_TEMPLATE("tube kernel through the public transforms: many tubes, compl
     const auto ah = transform(gemm, a, dct{});
     TPROD_CHECK_CLOSE(ah.data(), reference_mode3(to_cd(a), reference_z(dct{}, p)), T, 4 * p);
     TPROD_CHECK_CLOSE(inverse_transform(gemm, ah), a, T, 4 * p);
+    // The DFT: real tensors store the first ⌊p/2⌋ + 1 slices, complex ones all p.
+    const auto af = transform(gemm, a, dft{});
+    const auto full = reference_mode3(to_cd(a), reference_z(dft{}, p));
+    for (std::size_t k = 0; k < af.stored_slices(); ++k)
+      CHECK((af.slice(k).template cast<cd>() - full.slice(k)).cwiseAbs().maxCoeff() <= tol<T>(4 * p) * max_abs(full));
+    TPROD_CHECK_CLOSE(inverse_transform(gemm, af), a, T, 4 * p);
   }
 }
