@@ -33,6 +33,19 @@ template <class X, class Y> tensor3<cd> reference_facewise(const X& a, const Y& 
   return c;
 }
 
+/// |got − want| ≤ tol<R>(n)·max(1, max |want|), entrywise, for Eigen matrices (want in double precision).
+template <class R, class A, class B> void check_entrywise_close(const A& got, const B& want, std::size_t n) {
+  const double diff = (got - want).cwiseAbs().maxCoeff();
+  const double bound = tol<R>(n) * std::max(1.0, want.cwiseAbs().maxCoeff());
+  CHECK_MESSAGE(diff <= bound, "max |difference| ", diff, " > ", bound);
+}
+
+/// The tube unfolding (m·n)×p of a tensor, in complex double: the operand of a dense reference.
+template <class T> detail::dense_matrix<cd> tube_unfolding(const tensor3<T>& t) {
+  return Eigen::Map<const detail::dense_matrix<T>>(t.data(), Eigen::Index(t.m() * t.n()), Eigen::Index(t.p()))
+      .template cast<cd>();
+}
+
 template <class V> concept has_slices = requires(V v) { v.slice(0); };
 template <class V> concept has_elements = requires(V v) { v(0, 0, 0); };
 template <class V> concept has_tube_matrix = requires(V v) { v.unfold_tubes(); };
@@ -306,14 +319,7 @@ TEST_CASE_TEMPLATE("tube kernel: the real DFT equals the dense F_p in double, it
   using backend::cpu::tube_real_dft;
   using backend::cpu::tube_real_idft;
   using C = std::complex<R>;
-  using cmatrix = detail::dense_matrix<std::complex<double>>;
   constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
-  // |got − want| ≤ tol<R>(n)·max(1, max |want|), entrywise.
-  const auto close = [](const auto& got, const auto& want, std::size_t n) {
-    const double diff = (got - want).cwiseAbs().maxCoeff();
-    const double bound = tol<R>(n) * std::max(1.0, want.cwiseAbs().maxCoeff());
-    CHECK_MESSAGE(diff <= bound, "max |difference| ", diff, " > ", bound);
-  };
   // Odd and even p (p = 1 and 2 have no sine part), one partial tile, a tile and a row, many tiles on two threads;
   // and, for p = 64, enough rows (over direct_max_bytes) to go through the panels.
   for (std::size_t p : {1, 2, 3, 4, 7, 8, 15, 16, 17, 33, 64}) {
@@ -322,32 +328,20 @@ TEST_CASE_TEMPLATE("tube kernel: the real DFT equals the dense F_p in double, it
       CAPTURE(rows);
       const std::size_t q = p / 2 + 1, threads = rows > V + 1 ? 2 : 1;
       const auto x = random_tensor3<R>(rows, 1, p, 11 * p + rows);
-      const auto xm = Eigen::Map<const detail::dense_matrix<R>>(x.data(), Eigen::Index(rows), Eigen::Index(p))
-                          .template cast<std::complex<double>>()
-                          .eval();
-      std::vector<C> y(rows * q);
+      tensor3<C> y(rows, 1, q);
       tube_real_dft<R>(x.data(), y.data(), rows, p, threads);
-      const auto ym = Eigen::Map<const detail::dense_matrix<C>>(y.data(), Eigen::Index(rows), Eigen::Index(q))
-                          .template cast<std::complex<double>>()
-                          .eval();
-      const cmatrix f = dft::matrix(p);  // F_p (symmetric): Ŷ = X·F_p, its first q columns
-      close(ym, (xm * f.leftCols(Eigen::Index(q))).eval(), 2 * p);
+      const detail::dense_matrix<cd> f = dft::matrix(p);  // F_p (symmetric): Ŷ = X·F_p, its first q columns
+      check_entrywise_close<R>(tube_unfolding(y), (tube_unfolding(x) * f.leftCols(Eigen::Index(q))).eval(), 2 * p);
       // The inverse of a half spectrum that is not one (random imaginary parts in slices 0 and p/2 too):
       // x_j = Re Σ_k Ŷ_k·N(k, j), N(k, j) = w_k/p·e^{2πi·jk/p} (dft::inverse_factor, built here in double).
-      auto z = random_tensor3<C>(rows, 1, q, 5 * p + rows);
-      const auto zm = Eigen::Map<const detail::dense_matrix<C>>(z.data(), Eigen::Index(rows), Eigen::Index(q))
-                          .template cast<std::complex<double>>()
-                          .eval();
-      cmatrix n{Eigen::Index(q), Eigen::Index(p)};
+      const auto z = random_tensor3<C>(rows, 1, q, 5 * p + rows);
+      detail::dense_matrix<cd> n{Eigen::Index(q), Eigen::Index(p)};
       for (std::size_t k = 0; k < q; ++k)
         for (std::size_t j = 0; j < p; ++j)
           n(Eigen::Index(k), Eigen::Index(j)) = dft{}.slice_weight<R>(k, p) / double(p) * dft::root(j * k, p, 1.0);
       tensor3<R> back(rows, 1, p);
       tube_real_idft<R>(z.data(), back.data(), rows, p, threads);
-      const auto bm = Eigen::Map<const detail::dense_matrix<R>>(back.data(), Eigen::Index(rows), Eigen::Index(p))
-                          .template cast<double>()
-                          .eval();
-      close(bm, (zm * n).real().eval(), 2 * p);
+      check_entrywise_close<R>(tube_unfolding(back).real(), (tube_unfolding(z) * n).real().eval(), 2 * p);
       tube_real_idft<R>(y.data(), back.data(), rows, p, threads);  // the round trip
       TPROD_CHECK_CLOSE(back, x, R, 4 * p);
     }
@@ -358,32 +352,21 @@ TEST_CASE_TEMPLATE("tube kernel: the complex DFT and its inverse equal F_p and F
                    float, double) {
   using backend::cpu::tube_complex_dft;
   using C = std::complex<R>;
-  using cmatrix = detail::dense_matrix<std::complex<double>>;
   constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
-  const auto as_matrix = [](const tensor3<C>& t) {
-    return Eigen::Map<const detail::dense_matrix<C>>(t.data(), Eigen::Index(t.m()), Eigen::Index(t.p()))
-        .template cast<std::complex<double>>()
-        .eval();
-  };
-  const auto close = [](const cmatrix& got, const cmatrix& want, std::size_t n) {
-    const double diff = (got - want).cwiseAbs().maxCoeff();
-    const double bound = tol<R>(n) * std::max(1.0, want.cwiseAbs().maxCoeff());
-    CHECK_MESSAGE(diff <= bound, "max |difference| ", diff, " > ", bound);
-  };
   // As the real case: odd and even p, partial tiles, threads; p = 64 with enough rows for the panels.
   for (std::size_t p : {1, 2, 3, 4, 7, 8, 15, 16, 17, 33, 64}) {
     for (std::size_t rows : {std::size_t(1), V + 1, std::size_t(p == 64 ? 2053 : 1031)}) {
       CAPTURE(p);
       CAPTURE(rows);
       const std::size_t threads = rows > V + 1 ? 2 : 1;
-      const cmatrix f = dft::matrix(p);  // symmetric: Ẑ = Z·F_p, Z = Ẑ·F_pᴴ/p
+      const detail::dense_matrix<cd> f = dft::matrix(p);  // symmetric: Ẑ = Z·F_p, Z = Ẑ·F_pᴴ/p
       const auto z = random_tensor3<C>(rows, 1, p, 13 * p + rows);
       tensor3<C> y(rows, 1, p), back(rows, 1, p);
       tube_complex_dft<R>(z.data(), y.data(), rows, p, true, threads);
-      close(as_matrix(y), as_matrix(z) * f, 2 * p);
+      check_entrywise_close<R>(tube_unfolding(y), (tube_unfolding(z) * f).eval(), 2 * p);
       const auto w = random_tensor3<C>(rows, 1, p, 3 * p + rows);  // any spectrum: no symmetry to rely on
       tube_complex_dft<R>(w.data(), back.data(), rows, p, false, threads);
-      close(as_matrix(back), as_matrix(w) * f.adjoint() / double(p), 2 * p);
+      check_entrywise_close<R>(tube_unfolding(back), (tube_unfolding(w) * f.adjoint() / double(p)).eval(), 2 * p);
       auto io = z;  // in place, forward and back
       tube_complex_dft<R>(io.data(), io.data(), rows, p, true, threads);
       CHECK(max_diff(io, y) == 0.0);
