@@ -98,11 +98,11 @@ const bool registered = [] {
   });
   // Every transform on both paths; 64×64 slices so that p = 256 stays a 4 MiB tensor, and 40×100 slices beside
   // them: FFTW's strided batches are much slower when the tube stride m·n is a multiple of a large power of two.
+  // automatic beside both forced paths: the measured choice must not be more than 10% slower than the faster.
+  const std::pair<const char*, transform_path> paths[] = {
+      {"gemm", transform_path::gemm}, {"fftw", transform_path::fftw}, {"automatic", transform_path::automatic}};
   for (std::size_t p : {4, 16, 64, 256}) {
     const std::string sh = bench::shape_name(64, 64, p);
-    // automatic beside both forced paths: the measured choice must not be more than 10% slower than the faster.
-    const std::pair<const char*, transform_path> paths[] = {
-        {"gemm", transform_path::gemm}, {"fftw", transform_path::fftw}, {"automatic", transform_path::automatic}};
     for (const auto& shape_mn : {std::pair<std::size_t, std::size_t>{64, 64}, {40, 100}}) {
       for (const auto& named_path : paths) {
         // not bindings: the lambdas below capture them
@@ -131,8 +131,6 @@ const bool registered = [] {
   for (std::size_t s : {64, 256})
     for (std::size_t p : {4, 8, 16, 64}) {
       const std::string sh = bench::shape_name(s, s, p);
-      const std::pair<const char*, transform_path> paths[] = {
-          {"gemm", transform_path::gemm}, {"fftw", transform_path::fftw}, {"automatic", transform_path::automatic}};
       for (const auto& [name, path] : paths) {
         if (path == transform_path::fftw && !TPROD_HAS_FFTW) continue;
         benchmark::RegisterBenchmark(("transform/dft_complex/" + std::string(name) + "/" + sh).c_str(),

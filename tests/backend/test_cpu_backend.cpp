@@ -46,6 +46,22 @@ template <class T> detail::dense_matrix<cd> tube_unfolding(const tensor3<T>& t) 
       .template cast<cd>();
 }
 
+/// Runs check(p, rows, threads) over the DFT tube kernel's cases: odd and even p ≤ 64 (p = 1 and 2 have no sine
+/// part), one partial tile, a tile and a row, many tiles on two threads; and, for p = 64, enough rows that a tensor
+/// of `row_bytes_at_64` bytes per row exceeds direct_max_bytes, so its tiles go through the panels.
+template <class R, class Check>
+void for_each_dft_kernel_case(std::size_t row_bytes_at_64, Check check) {
+  constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
+  const std::size_t panel_rows = backend::cpu::tube_kernel::direct_max_bytes / row_bytes_at_64 + V + 5;
+  for (std::size_t p : {1, 2, 3, 4, 7, 8, 15, 16, 17, 33, 64}) {
+    for (std::size_t rows : {std::size_t(1), V + 1, p == 64 ? panel_rows : std::size_t(1031)}) {
+      CAPTURE(p);
+      CAPTURE(rows);
+      check(p, rows, std::size_t(rows > V + 1 ? 2 : 1));
+    }
+  }
+}
+
 template <class V> concept has_slices = requires(V v) { v.slice(0); };
 template <class V> concept has_elements = requires(V v) { v(0, 0, 0); };
 template <class V> concept has_tube_matrix = requires(V v) { v.unfold_tubes(); };
@@ -319,61 +335,48 @@ TEST_CASE_TEMPLATE("tube kernel: the real DFT equals the dense F_p in double, it
   using backend::cpu::tube_real_dft;
   using backend::cpu::tube_real_idft;
   using C = std::complex<R>;
-  constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
-  // Odd and even p (p = 1 and 2 have no sine part), one partial tile, a tile and a row, many tiles on two threads;
-  // and, for p = 64, enough rows (over direct_max_bytes) to go through the panels.
-  for (std::size_t p : {1, 2, 3, 4, 7, 8, 15, 16, 17, 33, 64}) {
-    for (std::size_t rows : {std::size_t(1), V + 1, std::size_t(p == 64 ? 4103 : 1031)}) {
-      CAPTURE(p);
-      CAPTURE(rows);
-      const std::size_t q = p / 2 + 1, threads = rows > V + 1 ? 2 : 1;
-      const auto x = random_tensor3<R>(rows, 1, p, 11 * p + rows);
-      tensor3<C> y(rows, 1, q);
-      tube_real_dft<R>(x.data(), y.data(), rows, p, threads);
-      const detail::dense_matrix<cd> f = dft::matrix(p);  // F_p (symmetric): Ŷ = X·F_p, its first q columns
-      check_entrywise_close<R>(tube_unfolding(y), (tube_unfolding(x) * f.leftCols(Eigen::Index(q))).eval(), 2 * p);
-      // The inverse of a half spectrum that is not one (random imaginary parts in slices 0 and p/2 too):
-      // x_j = Re Σ_k Ŷ_k·N(k, j), N(k, j) = w_k/p·e^{2πi·jk/p} (dft::inverse_factor, built here in double).
-      const auto z = random_tensor3<C>(rows, 1, q, 5 * p + rows);
-      detail::dense_matrix<cd> n{Eigen::Index(q), Eigen::Index(p)};
-      for (std::size_t k = 0; k < q; ++k)
-        for (std::size_t j = 0; j < p; ++j)
-          n(Eigen::Index(k), Eigen::Index(j)) = dft{}.slice_weight<R>(k, p) / double(p) * dft::root(j * k, p, 1.0);
-      tensor3<R> back(rows, 1, p);
-      tube_real_idft<R>(z.data(), back.data(), rows, p, threads);
-      check_entrywise_close<R>(tube_unfolding(back).real(), (tube_unfolding(z) * n).real().eval(), 2 * p);
-      tube_real_idft<R>(y.data(), back.data(), rows, p, threads);  // the round trip
-      TPROD_CHECK_CLOSE(back, x, R, 4 * p);
-    }
-  }
+  // At p = 64 a row is 33 complex outputs, the widest side.
+  for_each_dft_kernel_case<R>(33 * sizeof(C), [](std::size_t p, std::size_t rows, std::size_t threads) {
+    const std::size_t q = p / 2 + 1;
+    const auto x = random_tensor3<R>(rows, 1, p, 11 * p + rows);
+    tensor3<C> y(rows, 1, q);
+    tube_real_dft<R>(x.data(), y.data(), rows, p, threads);
+    const detail::dense_matrix<cd> f = dft::matrix(p);  // F_p (symmetric): Ŷ = X·F_p, its first q columns
+    check_entrywise_close<R>(tube_unfolding(y), (tube_unfolding(x) * f.leftCols(Eigen::Index(q))).eval(), 2 * p);
+    // The inverse of a half spectrum that is not one (random imaginary parts in slices 0 and p/2 too):
+    // x_j = Re Σ_k Ŷ_k·N(k, j), N(k, j) = w_k/p·e^{2πi·jk/p} (dft::inverse_factor, built here in double).
+    const auto z = random_tensor3<C>(rows, 1, q, 5 * p + rows);
+    detail::dense_matrix<cd> n{Eigen::Index(q), Eigen::Index(p)};
+    for (std::size_t k = 0; k < q; ++k)
+      for (std::size_t j = 0; j < p; ++j)
+        n(Eigen::Index(k), Eigen::Index(j)) = dft{}.slice_weight<R>(k, p) / double(p) * dft::root(j * k, p, 1.0);
+    tensor3<R> back(rows, 1, p);
+    tube_real_idft<R>(z.data(), back.data(), rows, p, threads);
+    check_entrywise_close<R>(tube_unfolding(back).real(), (tube_unfolding(z) * n).real().eval(), 2 * p);
+    tube_real_idft<R>(y.data(), back.data(), rows, p, threads);  // the round trip
+    TPROD_CHECK_CLOSE(back, x, R, 4 * p);
+  });
 }
 
 TEST_CASE_TEMPLATE("tube kernel: the complex DFT and its inverse equal F_p and F_pᴴ/p in double, also in place", R,
                    float, double) {
   using backend::cpu::tube_complex_dft;
   using C = std::complex<R>;
-  constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
-  // As the real case: odd and even p, partial tiles, threads; p = 64 with enough rows for the panels.
-  for (std::size_t p : {1, 2, 3, 4, 7, 8, 15, 16, 17, 33, 64}) {
-    for (std::size_t rows : {std::size_t(1), V + 1, std::size_t(p == 64 ? 2053 : 1031)}) {
-      CAPTURE(p);
-      CAPTURE(rows);
-      const std::size_t threads = rows > V + 1 ? 2 : 1;
-      const detail::dense_matrix<cd> f = dft::matrix(p);  // symmetric: Ẑ = Z·F_p, Z = Ẑ·F_pᴴ/p
-      const auto z = random_tensor3<C>(rows, 1, p, 13 * p + rows);
-      tensor3<C> y(rows, 1, p), back(rows, 1, p);
-      tube_complex_dft<R>(z.data(), y.data(), rows, p, true, threads);
-      check_entrywise_close<R>(tube_unfolding(y), (tube_unfolding(z) * f).eval(), 2 * p);
-      const auto w = random_tensor3<C>(rows, 1, p, 3 * p + rows);  // any spectrum: no symmetry to rely on
-      tube_complex_dft<R>(w.data(), back.data(), rows, p, false, threads);
-      check_entrywise_close<R>(tube_unfolding(back), (tube_unfolding(w) * f.adjoint() / double(p)).eval(), 2 * p);
-      auto io = z;  // in place, forward and back
-      tube_complex_dft<R>(io.data(), io.data(), rows, p, true, threads);
-      CHECK(max_diff(io, y) == 0.0);
-      tube_complex_dft<R>(io.data(), io.data(), rows, p, false, threads);
-      TPROD_CHECK_CLOSE(io, z, R, 4 * p);
-    }
-  }
+  for_each_dft_kernel_case<R>(64 * sizeof(C), [](std::size_t p, std::size_t rows, std::size_t threads) {
+    const detail::dense_matrix<cd> f = dft::matrix(p);  // symmetric: Ẑ = Z·F_p, Z = Ẑ·F_pᴴ/p
+    const auto z = random_tensor3<C>(rows, 1, p, 13 * p + rows);
+    tensor3<C> y(rows, 1, p), back(rows, 1, p);
+    tube_complex_dft<R>(z.data(), y.data(), rows, p, true, threads);
+    check_entrywise_close<R>(tube_unfolding(y), (tube_unfolding(z) * f).eval(), 2 * p);
+    const auto w = random_tensor3<C>(rows, 1, p, 3 * p + rows);  // any spectrum: no symmetry to rely on
+    tube_complex_dft<R>(w.data(), back.data(), rows, p, false, threads);
+    check_entrywise_close<R>(tube_unfolding(back), (tube_unfolding(w) * f.adjoint() / double(p)).eval(), 2 * p);
+    auto io = z;  // in place, forward and back
+    tube_complex_dft<R>(io.data(), io.data(), rows, p, true, threads);
+    CHECK(max_diff(io, y) == 0.0);
+    tube_complex_dft<R>(io.data(), io.data(), rows, p, false, threads);
+    TPROD_CHECK_CLOSE(io, z, R, 4 * p);
+  });
 }
 
 TEST_CASE_TEMPLATE("tube kernel tiles: in the tensor's memory and through panels, in and out of place", R, float,

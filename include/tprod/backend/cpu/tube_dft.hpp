@@ -19,14 +19,13 @@
 ///   x_0 = E_0,  x_j = E_j + O_j,  x_{p−j} = E_j − O_j  (0 < j < p/2),  x_{p/2} = E_{p/2} (p even).
 /// Every output is a short sum of products, so the rounding is that of the dense product.
 #include <algorithm>
-#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <memory>
-#include <numbers>
 #include <vector>
 
 #include "tprod/backend/cpu/tube_kernel.hpp"
+#include "tprod/transform/dft.hpp"
 
 namespace tprod::backend::cpu {
 
@@ -173,19 +172,24 @@ class real_dft_plan {
     }
   }
 
+  /// From dft's own definitions: F_p(k, t) = e^{−iθ} = cos θ − i·sin θ (dft::root), so the forward factors are
+  /// Re F_p and Im F_p; the inverse's N(k, j) = w_k/p·e^{iθ} (dft::inverse_factor, w_k = dft::slice_weight), so
+  /// they are Re N and −Im N.
   static tprod::detail::dense_matrix<R> build(int p) {
     const int q = p / 2 + 1, h = (p - 1) / 2;
-    const auto angle = [p](int t, int k) { return 2 * std::numbers::pi * double((t * k) % p) / double(p); };
-    const auto weight = [p](int k) { return (k == 0 || 2 * k == p) ? 1.0 : 2.0; };
+    const auto root = [p](int t, int k, double sign) { return dft::root(std::size_t(t * k), std::size_t(p), sign); };
+    const auto n = [&](int k, int j) {
+      return dft{}.slice_weight<R>(std::size_t(k), std::size_t(p)) / p * root(j, k, 1.0);
+    };
     std::vector<double> all;
     const auto append = [&](int n_in, int n_out, int first, auto coefficient) {  // m[t + k·n_in]
       for (int k = 0; k < n_out; ++k)
         for (int t = 0; t < n_in; ++t) all.push_back(coefficient(t + first, k + first));
     };
-    append(q, q, 0, [&](int t, int k) { return std::cos(angle(t, k)); });
-    append(h, h, 1, [&](int t, int k) { return -std::sin(angle(t, k)); });
-    append(q, q, 0, [&](int k, int j) { return weight(k) / p * std::cos(angle(j, k)); });
-    append(h, h, 1, [&](int k, int j) { return -weight(k) / p * std::sin(angle(j, k)); });
+    append(q, q, 0, [&](int t, int k) { return root(t, k, -1.0).real(); });
+    append(h, h, 1, [&](int t, int k) { return root(t, k, -1.0).imag(); });
+    append(q, q, 0, [&](int k, int j) { return n(k, j).real(); });
+    append(h, h, 1, [&](int k, int j) { return -n(k, j).imag(); });
     tprod::detail::dense_matrix<R> v(Eigen::Index(all.size()), 1);
     for (std::size_t i = 0; i < all.size(); ++i) v(Eigen::Index(i)) = R(all[i]);
     return v;
