@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Benchmark case names: the shape part is spelled the same in every area, so that filters and tables match.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Thread counts for benchmark cases: tprod's (process-wide) for the case's lifetime, and Eigen's own GEMM threading
 // (which tprod keeps at 1) for the plain-Eigen limits and baselines.

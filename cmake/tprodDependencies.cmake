@@ -1,10 +1,18 @@
+# SPDX-License-Identifier: Apache-2.0
 # Dependencies of the library target. All come from Debian packages (scripts/install-deps.sh);
 # nothing is downloaded at configure or build time.
-find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+# Eigen 3.4 or 5.x: Eigen 5's version file accepts only requests of major version 5, and Eigen 3.4.0's file predates
+# CMake's version ranges, so the two are looked up in turn (cmake/tprodFindEigen.cmake, shared with the package).
+include(tprodFindEigen)
+if(NOT Eigen3_FOUND)
+  message(FATAL_ERROR "${TPROD_EIGEN_MESSAGE}")
+endif()
 find_package(xtensor REQUIRED)
 
 include(tprodFindFFTW)
-option(TPROD_USE_FFTW "Use FFTW for the DFT/DCT transforms (GPL; a GEMM path exists for every transform)" ${TPROD_FFTW_FOUND})
+# Off by default: FFTW is GPL, and a binary linking it is bound by the GPL (tprod itself is Apache-2.0). Every
+# transform has a GEMM path that gives the same results and is the faster one for tubes up to 64 long.
+option(TPROD_USE_FFTW "Use FFTW for the DFT/DCT transforms (GPL: a binary linking it is GPL; a GEMM path exists for every transform)" OFF)
 if(TPROD_USE_FFTW AND NOT TPROD_FFTW_FOUND)
   message(FATAL_ERROR "TPROD_USE_FFTW is ON but FFTW3 (fftw3 and fftw3f) was not found: install libfftw3-dev or set -DTPROD_USE_FFTW=OFF")
 endif()

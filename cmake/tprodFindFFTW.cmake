@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Finds FFTW3 in double and single precision and defines the imported target tprod::fftw.
 # Shared by the build (tprodDependencies.cmake) and the installed package (tprodConfig.cmake).
 if(NOT TARGET tprod::fftw)

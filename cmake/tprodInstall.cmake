@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installs the headers, the tprod::tprod target (and tprod::instances when built) with the config and version
 # files, and exports the build tree so that a consumer can also point tprod_DIR at a build directory.
 include(CMakePackageConfigHelpers)
@@ -11,6 +12,9 @@ if(TARGET tprod_io)
 endif()
 if(TARGET tprod_instances)
   install(TARGETS tprod_instances EXPORT tprodTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  set(TPROD_INSTALLED_INSTANCES ON)
+else()
+  set(TPROD_INSTALLED_INSTANCES OFF)
 endif()
 if(TARGET tprod_cuda)
   install(TARGETS tprod_cuda EXPORT tprodTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -44,10 +48,12 @@ configure_package_config_file(cmake/tprodConfig.cmake.in
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/tprodConfigVersion.cmake"
   COMPATIBILITY SameMajorVersion ${tprod_arch_independent})
 configure_file(cmake/tprodFindFFTW.cmake "${PROJECT_BINARY_DIR}/tprodFindFFTW.cmake" COPYONLY)
+configure_file(cmake/tprodFindEigen.cmake "${PROJECT_BINARY_DIR}/tprodFindEigen.cmake" COPYONLY)
 install(FILES
   "${PROJECT_BINARY_DIR}/tprodConfig.cmake"
   "${PROJECT_BINARY_DIR}/tprodConfigVersion.cmake"
   cmake/tprodFindFFTW.cmake
+  cmake/tprodFindEigen.cmake
   DESTINATION ${TPROD_INSTALL_CMAKEDIR})
 
 export(EXPORT tprodTargets NAMESPACE tprod:: FILE "${PROJECT_BINARY_DIR}/tprodTargets.cmake")

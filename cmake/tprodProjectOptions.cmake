@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Flags for the project's own executables (tests, benchmarks, examples, tools); never put on tprod::tprod,
 # so consumers choose their own. -march=native because the benchmarks compare against Eigen built the same way.
 option(TPROD_NATIVE_ARCH "Build the project's own executables with -march=native" ON)

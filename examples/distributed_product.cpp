@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // distributed_product: the L-product of two tensors spread over the ranks of MPI_COMM_WORLD (docs/distributed.md).
 //
 //   mpirun -np 2 build/examples/distributed_product                  # 1024x1024x16 double, DCT, 5 repetitions
@@ -51,8 +52,27 @@ std::size_t option(int argc, char** argv, const std::string& name, std::size_t f
   return fallback;
 }
 
+/// @brief Exits with a message on an argument that is not one of the "--name value" options the program reads (a
+/// misspelled option would otherwise leave its default in place without a word).
+void check_arguments(int argc, char** argv, int rank) {
+  const std::vector<std::string> known{"--size", "--tubes", "--reps", "--chain", "--threads"};
+  for (int i = 1; i < argc; i += 2) {
+    const std::string a = argv[i];
+    const bool ok = std::find(known.begin(), known.end(), a) != known.end() && i + 1 < argc;
+    if (!ok) {
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "distributed_product: unexpected argument '%s' (the options are --size, --tubes, --reps, "
+                     "--chain and --threads, each with a positive integer)\n",
+                     a.c_str());
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+}
+
 int run(int argc, char** argv) {
   const dist::communicator comm;
+  check_arguments(argc, argv, comm.rank());
   const auto number = [&](const std::string& name, std::size_t fallback) {
     return option(argc, argv, name, fallback, comm.rank());
   };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // language_model: a decoder-only language model on real text (paper 000's decoder layer under a causal mask,
 // §5.9; the language-modelling setting of paper 003) — next-token prediction on the corpus's message bodies, the
 // standard decoder ("std", p = 1) against the L-decoder ("t4", p = 4 slices under the DCT), the one-layer standard

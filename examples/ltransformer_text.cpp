@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ltransformer_text: paper 000 §6 — text classification with the standard Transformer encoder ("Std") against the
 // L-product encoder with p = 4 slices under the DCT ("T4"), the slice-aware positional encoding's α strategies, and
 // the parameter-matched single-layer standard encoder ("Std-1L", §6.2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mpo_finetune: paper 003's over-parameterization framework — fine-tuning a small pre-trained Transformer with
 // its most important weight matrices replaced by exact matrix product operators (more trainable parameters, the
 // same function), merged back into dense matrices for inference.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // multilinear_attention: paper 003 — the Tensorized Transformer's multi-linear attention (block-term attention with
 // shared Q, K, V projections, eq. 2) and TensorCoder's dimension-wise attention, each in place of the standard
 // multi-head attention of the same text classifier.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // quickstart: the L-product of the same tensors under the DCT, the DFT and a user-supplied Z; the identity,
 // associativity and transpose residuals of each; and the time of one 256×256×256, p = 16 product beside the
 // time of its 16 plain GEMMs on as many threads; and, when tprod was built with its CUDA backend and a GPU is present, the same

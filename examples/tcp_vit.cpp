@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tcp_vit: paper 001 §7 — a standard pre-norm ViT (Std-ViT) against its c-product counterpart (TCP-ViT) with
 // everything else held equal, on Fashion-MNIST (Debian's dataset-fashion-mnist, 28×28 grey images, 10 classes).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tensorllm_denoise: paper 004 (TensorLLM, Gu et al.) — denoising and compressing a trained Transformer's multi-head
 // attention weights by a Tucker decomposition whose factor matrices are shared across the heads, against LASER
 // (the rank-k truncated SVD of single weight matrices) at the same storage.
@@ -257,6 +258,7 @@ int run(int argc, char** argv) {
        {"batch", "B        evaluation batch size (default 64)"},
        {"ffn-rank", "K     LASER's rank on the FFN matrices in Remark 3's hybrids (default d/4)"}});
   if (o.epochs) std::printf("note: --epochs has no effect (nothing is trained)\n");
+  if (o.resume) std::printf("note: --resume has no effect (nothing is trained, so there is no state to resume)\n");
   if (o.zero_gradients)
     throw std::invalid_argument("--zero-gradients: " + std::string(example_name) +
                                 " trains nothing; give it a checkpoint trained with --zero-gradients instead");

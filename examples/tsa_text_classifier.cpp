@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tsa_text_classifier: paper 002's comparison (§6, Table 1 and Fig. 3) of tensorized spectral attention (TSA,
 // Algorithm 1: QTT/MPO key and value weights, Θ = ReLU(KKᵀ/d_k) without its diagonal, Ψ = Ω ⊙ Θ on the
 // bidirectional time graph Ω, Y = (I + Ψ) ×₁ V) against dot-product attention (DPA) and additive (Bahdanau-style)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs two sweeps of bench_algebra and writes, under OUT (default docs/img):
 #   lproduct: the L-product (lproduct/dct/s{S}_p{P} on every thread and on one, beside gemm_peak/t1 and tN)
 #     sweep.csv            one row per case: name, threads, S, P, GFLOP/s (medians of the repetitions)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by scripts/demo.sh and scripts/test.sh: installs what is missing and configures the build directory.
 # Settings (environment): TPROD_BUILD_DIR (default build), TPROD_BUILD_TYPE (default Release),
 # TPROD_JOBS (parallel compile and test jobs, default 2), CI (when true: print the tool versions first).

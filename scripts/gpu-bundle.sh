@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the CUDA backend's tests and benchmark here (no GPU needed: nvcc compiles and links the device code) and
 # packs them into one folder that runs on a GPU machine with only a driver, the CUDA 13 libraries and Python:
 #   bin/test_cuda, bin/bench_cuda, bin/ltransformer_text

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages tprod needs that are not installed yet: the compiler and CMake, Eigen, FFTW,
 # xtensor, doctest, Google Benchmark, clang (for the libFuzzer fuzz target), and for the data and checkpoint
 # readers and the examples: nlohmann-json, zlib, Fashion-MNIST, gnuplot, node and npm (the text corpus

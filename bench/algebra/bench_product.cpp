@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The L-product (float, DCT) beside honest limits:
 // - gemm_peak/t1, gemm_peak/tN: the best sustained single SGEMM of this machine (1024³ float, Eigen, 1 thread
 //   and every thread), the ceiling any GEMM-based kernel can reach;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The L-SVD and L-QR (float, DCT) beside their limits: p plain Eigen factorizations of the already transformed
 // slices, computing the same factors (BDCSVD with thin U and V; HouseholderQR and its thin Q). The L-versions add
 // the forward transform, the copies into the factor tensors and the inverse transforms of the factors. Both run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transforms along the tubes, every policy and path (automatic beside the forced ones, on 64×64 and 40×100 slices),
 // p ∈ {4, 16, 64, 256}, bytes/s of the input tensor; the DCT of a 256×256×16 float tensor beside the limit of copying
 // it; the DFT of complex tensors on each path (transform/dft_complex/<path>/m{64,256}_n{64,256}_p{4,8,16,64});

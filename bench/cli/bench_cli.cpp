@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the tprod program costs over the library: a 256×256×16 L-product (DCT) run as
 //  - library_product:     tprod::product on tensors already in memory (the library call);
 //  - library_product_io:  read A.npy and B.npy, tprod::product, write C.npy atomically, in this process;

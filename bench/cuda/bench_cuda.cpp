@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's L-product (float, DCT) on one GPU beside honest limits, all in device time:
 // - the sweep lproduct/dct/s{S}_p{P}: C = A *_L B for S×S×P tensors (S ∈ {256, 1024, 4096}, P ∈ {4, 16, 64}),
 //   two forward transforms, one strided-batched GEMM, one inverse transform, as tprod::product(ex, a, b, dct{});

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TensorLLM on a trained model's weights (nn::compress_attention): one BERT-base encoder layer (d = 768, 12 heads,
 // d_ff = 3072, float, random weights) whose W^Q, W^K, W^V, W^O are taken out of the stack, decomposed with shared
 // factors at ranks (256, 32, 4) (HOOI, 2 sweeps, Gram factors, as BM_MultiheadTucker in double) and put back, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the decomposition benchmarks: the decompositions are compiled once, in tprod::instances.
 #include <benchmark/benchmark.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor-Train / MPO of a BERT-base feed-forward matrix W ∈ ℝ^{768×3072} with 4 cores,
 // I = 4·4·6·8 and J = 4·8·8·12 (merged modes 16, 32, 48, 96).
 //  - TT-SVD of W as an MPO (full ranks, and capped at rank 32), against a BDCSVD of W itself.

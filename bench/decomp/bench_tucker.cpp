@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tucker of one BERT-base attention layer, W_all ∈ ℝ^{768×64×4×12} (TensorLLM's multi-head tensorisation), with
 // shared factors over modes 0, 1, 2 at multilinear ranks (256, 32, 4) (compression ratio 3.99).
 // Baseline: what LASER does to the same layer, one SVD per weight matrix (four 768×768 BDCSVDs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensorized spectral attention (TSA, one head, simplified filter I + Ψ) against the nn area's dot-product
 // attention (one head, p = 1, identity transform), forward + backward, float, one sequence of L = 200 tokens of
 // width I ∈ {64, 256, 1024}; TSA's key and value weights are QTT (I_n = J_n = 2, ranks 2) or rank-8 MPOs over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_mpi: the distributed L-product and its parts at P ranks, each case timed as the slowest rank's time
 // (manual time, MPI_MAX over the ranks), so every rank sees the same time and Google Benchmark makes the same
 // iteration decisions on every rank (no rank waits in a collective another never enters).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One encoder layer, forward + backward, float, B = 8 sequences of T = 128 tokens: the standard layer
 // (p = 1, identity transform) against the L-product layer with p = 4 (DCT), and the standard layer's GEMMs alone.
 // Every case runs on all threads (tprod::num_threads(), Eigen's GEMMs likewise); the /t1 cases on one.

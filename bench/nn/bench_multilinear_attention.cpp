@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Self-attention sublayers alone, forward + backward, float, p = 1 (identity transform), B = 4 sequences of N
 // tokens at width d: standard multi-head attention (H = 8), TensorCoder's dimension-wise attention (H = 8) and the
 // Tensorized Transformer's multi-linear attention (P = 8 superdiagonal block terms of rank R = 32, W_O with N² rows),

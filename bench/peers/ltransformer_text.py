@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Training throughput of the standard text classifier of examples/ltransformer_text.cpp in PyTorch.
 
 The same model as the example's "std" (nn::make_text_classifier with p = 1): token embedding, sinusoidal positions,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch's encoder layers on one GPU: the peers of bench_cuda's encoder_layer/{standard,lproduct_p4}/d768.
 
 torch.nn.TransformerEncoderLayer(d_model=768, nhead=8, dim_feedforward=3072, activation="gelu", dropout=0,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The L-product under the DCT in PyTorch on one GPU: the peer of bench_cuda's lproduct/dct/s{S}_p{P}.
 
 C = A *_L B = L^-1(L(A) △ L(B)) for float32 A, B of S×S×P, S ∈ {256, 1024, 4096}, P ∈ {4, 16, 64}, with L the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 cmake_minimum_required(VERSION 3.25)
 # Checks plot_training_log (PROGRAM) on a run's training_log.csv (LOG) with OUT a scratch folder: the plot is a PNG
 # file, and a log with a bad row is refused (exit status 1) naming the file and the line.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 cmake_minimum_required(VERSION 3.25)  # script mode: string(JSON) and this CMake's policies
 # Runs one example (PROGRAM with ARGS) and checks its summary JSON (SUMMARY, default OUT/summary.json): an object
 # with "example",

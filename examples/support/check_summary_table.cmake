@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 cmake_minimum_required(VERSION 3.25)
 # Checks summary_table (PROGRAM) on a run's summary JSON (SUMMARY) with OUT a scratch folder: the table written into
 # a page between its markers has a header, a separator and one row per model, the text around the markers is kept

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // --device cpu|cuda for the examples that train on either memory space: the choice (default: cuda when this program
 // was built with the CUDA backend and a GPU is present, else cpu), checked and printed at start, and a call of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Command-line options shared by the training examples:
 //   --quick            a small run for CI (under a minute on 2 cores)

@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The examples' use of the library's training loop (tprod/nn/model/fit.hpp): every epoch's evaluation goes to the
 // example's training_log (CSV and plot), and every model's training state to OUT/state/<model>.state.safetensors
 // (<model>-seed<S> beyond the first seed), from which --resume continues it. The names the examples use for the
 // library's types.
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 #include "support/example_options.hpp"
@@ -49,6 +51,11 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
   if (!cfg.state_directory.empty()) {
     std::filesystem::create_directories(cfg.state_directory);
     run.state_file = cfg.state_directory / (log.file_name(name) + ".state.safetensors");
+  } else {  // a run that keeps no training state (a measurement, a changing parameter list): say what --resume does
+    run.state_every = 0;
+    if (run.resume)
+      std::cout << "note: " << name << " keeps no training state, so --resume trains it from the beginning\n";
+    run.resume = false;
   }
   return nn::fit<T>(model, name, n_train, make_train, n_test, make_test, run, [&](const nn::epoch_report& r) {
     log.add({r.name, log.seed(), r.epoch, r.step, r.train_loss, r.train_accuracy, r.test_loss, r.test_accuracy,

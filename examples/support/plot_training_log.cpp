@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plot_training_log: draws a training example's curves again from its training_log.csv, the same plot the example
 // draws at the end of its run (test accuracy or perplexity and training loss per epoch, mean ± sd over the seeds).
 // For runs made where gnuplot is missing, such as the GPU machines that scripts/gpu-bundle.sh --papers runs on.

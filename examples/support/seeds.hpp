@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A comparison over several seeds (--seed S --seeds N): every model is trained from the seeds S, S+1, …, S+N−1
 // (its initialisation, dropout and batch order), and each model's summary is the mean over those runs, with the

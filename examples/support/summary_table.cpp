@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // summary_table: an example's summary JSON (--summary FILE of any training example) as a Markdown table, printed or
 // written into a docs page between its markers, so that the pages' tables come from runs and not from hand copies.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A text corpus as a token model takes it: documents picked in a seeded shuffled order (the corpus is grouped by
 // label), encoded by an io::vocabulary into fixed-length rows of word ids with their valid lengths, and served as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a training example leaves behind: a CSV log of every evaluation (one row per model, seed and epoch), a PNG
 // plot of the curves drawn by gnuplot (the mean over the seeds, with ± one sd as error bars), and a summary JSON

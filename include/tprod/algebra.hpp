@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file algebra.hpp
 /// @brief Umbrella of the algebra area: facewise and L-products, transpose, identity, inverse, norms,

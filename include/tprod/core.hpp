@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file core.hpp
 /// @brief Umbrella of the core area: extents, tensor3 and its views, errors, memory spaces, random tensors.
 #include "tprod/core/config.hpp"
 #include "tprod/core/error.hpp"
 #include "tprod/core/extents.hpp"
+#include "tprod/core/mdspan.hpp"
 #include "tprod/core/memory_space.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/core/scalar.hpp"

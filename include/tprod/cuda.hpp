@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file cuda.hpp
 /// @brief tprod's CUDA backend: device tensors (`tprod::device_tensor3<T>`, `transformed<T, L, E, device_space>`)

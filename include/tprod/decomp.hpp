@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file decomp.hpp
 /// @brief Umbrella of the decompositions area: order-N tensors (ndtensor, column-major xtensor containers),
@@ -17,5 +18,6 @@
 #include "tprod/decomp/tensor_train.hpp"
 #include "tprod/decomp/tucker.hpp"
 #include "tprod/decomp/unfold.hpp"
+#include "tprod/decomp/xtensor_interop.hpp"
 
 #include "tprod/decomp/extern_templates.hpp"  // declares nothing unless TPROD_EXTERN_TEMPLATES (tprod::instances)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file distributed.hpp
 /// @brief Umbrella of the distributed area (tprod::mpi, needs MPI): tensors spread over the ranks of an MPI

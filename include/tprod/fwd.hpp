@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file fwd.hpp
 /// @brief Forward declarations and aliases only.

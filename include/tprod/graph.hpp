@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file graph.hpp
 /// @brief Umbrella of the graph area: adjacency matrices and Laplacians, the graph Fourier transform and spectral

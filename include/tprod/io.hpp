@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file io.hpp
 /// @brief Umbrella of the io area: NumPy .npy files (any order) and their tensor3 conversions, atomic writes.

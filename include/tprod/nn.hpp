@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file nn.hpp
 /// @brief Umbrella of the nn area: Transformer layers under the L-product as forward/backward functions with

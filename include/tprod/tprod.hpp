@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tprod.hpp
 /// @brief The CPU umbrella: everything of tprod that runs on the host.

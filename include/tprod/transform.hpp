@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transform.hpp
 /// @brief Umbrella of the transform area: the policy concept, dct, dft, matrix_transform, identity_transform,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The activation kernels of the CUDA backend (backend/cuda/activation.hpp), the mirror of
 // backend/cpu/activation.hpp: one grid-stride pass each, σ and σ' from CUDA's erf, exp and tanh.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attention's softmax kernels of the CUDA backend (backend/cuda/attention.hpp; its GEMMs are cuBLAS's batched
 // GEMMs, gemm.cu). One thread per column of Sᵀ (a query of one block): the column's T_k scores are contiguous.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's error checks and library handles, shared by the src/cuda/*.cu files (not installed).
 #pragma once
 #include <cublas_v2.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device-side scalar of each of tprod's scalars: std::complex<R> is stored as ::cuda::std::complex<R> (the same
 // layout), so kernels get complex arithmetic; real types are themselves.
 #pragma once

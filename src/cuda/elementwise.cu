@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise kernels and the deterministic reductions of the CUDA backend (backend/cuda/elementwise.hpp).
 #include <curand.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The token-embedding and loss kernels of the CUDA backend (backend/cuda/embedding.hpp), the mirror of
 // backend/cpu/embedding.hpp. The index lists arrive in host memory and go to the device once per call. The scatter
 // is deterministic without atomics: the host groups the rows by token (stable, so in increasing order) and each

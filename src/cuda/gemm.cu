@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GEMMs of the CUDA backend: the tube transforms' one GEMM, the facewise product's strided-batched GEMM, the
 // nn's slice-linear maps (the general strided-batched form) and attention's block products (pointer-array batched,
 // the tables written on the device),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The LayerNorm kernels of the CUDA backend (backend/cuda/layer_norm.hpp), the mirror of
 // backend/cpu/layer_norm.hpp. The data are column-major r×n×p: a (row t, slice k) pair's n features lie r apart,
 // so one thread per (t, k) reads, for each feature j, a contiguous run across the warp's rows (coalesced), and sums

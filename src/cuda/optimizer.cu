@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The multi-tensor optimizer kernels of the CUDA backend (backend/cuda/optimizer.hpp), the mirror of
 // backend/cpu/optimizer.hpp: the host's table of tensors goes to the device once, and one launch covers them all
 // (grid row y = tensor y, a grid-stride loop over its elements in x).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices, stream-ordered memory, copies (small uploads staged through pinned memory), the cached transform
 // factors and the cuBLAS handles.
 #include <cstdint>
@@ -13,11 +14,28 @@
 
 namespace tprod::backend::cuda::detail {
 
-void fail(const char* call, const std::string& status, const char* file, int line) {
-  throw tprod::cuda_error(std::string("tprod::cuda: ") + call + " failed: " + status + " (" + file + ":" +
-                          std::to_string(line) + ")");
+namespace {
+/// The source file as a path in tprod's repository ("src/cuda/runtime.cu"), not on the machine that built it.
+std::string repository_path(const std::string& file) {
+  for (const char* root : {"/src/cuda/", "/include/tprod/"})
+    if (const auto at = file.rfind(root); at != std::string::npos) return file.substr(at + 1);
+  return file;
 }
-std::string status_text(cudaError_t s) { return std::string(cudaGetErrorName(s)) + ", " + cudaGetErrorString(s); }
+}  // namespace
+
+void fail(const char* call, const std::string& status, const char* file, int line) {
+  throw tprod::cuda_error(std::string("tprod::cuda: ") + call + " failed: " + status + " (" + repository_path(file) +
+                          ":" + std::to_string(line) + ")");
+}
+std::string status_text(cudaError_t s) {
+  // Without a driver the runtime reports "CUDA driver version is insufficient", which reads as "update your
+  // driver"; cudaDriverGetVersion gives 0 when there is no driver at all.
+  int driver = 0;
+  const bool no_driver = s == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0;
+  if (no_driver || s == cudaErrorNoDevice)
+    return std::string("no CUDA device or driver on this machine (") + cudaGetErrorName(s) + ")";
+  return std::string(cudaGetErrorName(s)) + ", " + cudaGetErrorString(s);
+}
 std::string status_text(cublasStatus_t s) { return cublasGetStatusName(s) + std::string(", ") + cublasGetStatusString(s); }
 std::string status_text(curandStatus_t s) { return "curandStatus_t " + std::to_string(int(s)); }
 std::string status_text(cusolverStatus_t s) { return "cusolverStatus_t " + std::to_string(int(s)); }
@@ -171,8 +189,7 @@ void* allocate(std::size_t bytes, cudaStream_t stream) {
   const cudaError_t s = cudaMallocAsync(&ptr, bytes, stream);
   if (s != cudaSuccess) {
     (void)cudaGetLastError();
-    const std::string why =
-        device_count() == 0 ? " (no CUDA device is available: " + no_device_reason() + "; keep the tensors on the host)" : "";
+    const std::string why = device_count() == 0 ? "; keep the tensors on the host" : "";
     detail::fail("cudaMallocAsync", detail::status_text(s) + " asking for " + std::to_string(bytes) + " bytes" + why,
                  __FILE__, __LINE__);
   }

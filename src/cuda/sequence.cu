@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernels on batches of sequences of the CUDA backend (backend/cuda/sequence.hpp), the mirror of
 // backend/cpu/sequence.hpp. A tensor of r rows and `columns` (feature, slice) pairs holds element (row, column) at
 // row + r·column. Every kernel is a grid-stride loop over its outputs, and a sum over the batch or the rows runs in

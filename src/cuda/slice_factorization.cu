@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The slice-wise inverse of the CUDA backend: batched LU (cuBLAS getrfBatched) and the inverse from it
 // (getriBatched), with the exact reciprocal condition numbers from the 1-norms of the slices and their inverses.
 #include <algorithm>

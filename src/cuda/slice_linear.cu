@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nn layers' slice-linear maps on the device (backend/cuda/slice_linear.hpp): the GEMMs are cuBLAS's
 // (gemm.cu); this file holds the bias broadcast they start from.
 #include "check.cuh"

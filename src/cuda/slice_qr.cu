@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The QR factorizations of the frontal slices of an m×n×q tensor through cuSOLVER
 // (backend/cuda/slice_factorization.hpp): per slice, Householder QR (cusolverDnXgeqrf) on a copy, R̂_k the upper
 // triangle of its top rows, Q̂_k formed from the reflectors (orgqr / ungqr).

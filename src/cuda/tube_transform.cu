@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tube transform's own kernel (backend/cuda/transform.hpp): out = in · F for the (rows×p) tube unfolding and a
 // small p×q factor (p, q ≤ 16), out(i, k) = Σ_j in(i, j)·F(j, k). It reads every input once and writes every
 // output once, so it runs near copy bandwidth where cuBLAS's GEMM, tuned for large inner dimensions, does not

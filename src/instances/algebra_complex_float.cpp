@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The algebra's instances for std::complex<float>, with the float/complex<float> tube GEMMs
 // (tprod/algebra/extern_templates.hpp).
 #include "tprod/algebra/extern_templates.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The algebra's instances for double (tprod/algebra/extern_templates.hpp), and the library's alignment mark.
 #include "tprod/algebra/extern_templates.hpp"
 

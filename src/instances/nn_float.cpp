@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nn layers' instances for float (tprod/nn/extern_templates.hpp).
 #include "tprod/nn/extern_templates.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Support for the L-SVD, L-QR and rank tests: the transforms to sweep (with orthogonal, merely invertible and
 // complex matrices Z), tolerances, and small identities built from the product and transpose.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of algebra/norms.hpp, algebra/predicates.hpp and algebra/mode_product.hpp.
 #include <Eigen/QR>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of algebra/product.hpp and algebra/facewise.hpp: the L-product against its definition, its identities,
 // the circulant form of the t-product, known values, transform-domain chains and error cases.
 #include <algorithm>

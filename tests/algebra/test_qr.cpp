@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The L-QR: A = Q *_L R, Q L-orthogonal, R f-upper-triangular, real factors for real input under the DFT.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The L-SVD: reconstruction, L-orthogonality, f-diagonality, the energy and truncation-error identities,
 // optimality against other tubal-rank-k tensors, the energy truncation against a brute-force search, and
 // degenerate inputs. Every check is an identity built from the product and transpose, or an exhaustive search.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Truncating a computed L-SVD (svd_truncation.hpp): truncate(svd(A), k) and truncate_energy(svd(A), γ) agree with
 // the direct truncated_svd and energy_truncated_svd, reconstruct(r) agrees with U *_L S *_L Vᵀ formed by products,
 // truncations compose, and storage / compression_ratio count Σ_j r_j (m + n + 1).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of algebra/transpose.hpp, algebra/inverse.hpp and algebra/identity.hpp.
 #include "tprod_test.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gradients with respect to Z (algebra/z_gradient.hpp) against central finite differences of the library's own
 // transform, inverse transform and L-product, in double, for a general (non-orthogonal) Z, several p and shapes.
 #include <doctest/doctest.h>
@@ -44,7 +45,7 @@ void check_close(const Eigen::MatrixXd& analytic, const Eigen::MatrixXd& numeric
   CHECK((analytic - numeric).norm() <= 1e-7 * (1 + numeric.norm()));
 }
 
-using transform = tprod::matrix_transform<double>;
+using z_transform = tprod::matrix_transform<double>;
 
 }  // namespace
 
@@ -56,24 +57,24 @@ TEST_CASE("z_gradient: the transform, its inverse and the L-product against fini
 
     const t3 w_a = random_tensor3<double>(4, 3, p, 3);  // ℓ = ⟨W, L(A)⟩
     check_close(tprod::transform_z_gradient(a, w_a), finite_difference(z, [&](const Eigen::MatrixXd& zz) {
-                  return dot(w_a, tprod::transform(a, transform(zz)).data());
+                  return dot(w_a, tprod::transform(a, z_transform(zz)).data());
                 }));
 
     // ℓ = ⟨W, L⁻¹(Â)⟩ for a fixed transform-domain Â (the entries of `a`): L⁻¹ under Z is the transform of Z⁻¹.
-    check_close(tprod::inverse_transform_z_gradient(transform(z), a, w_a),
+    check_close(tprod::inverse_transform_z_gradient(z_transform(z), a, w_a),
                 finite_difference(z, [&](const Eigen::MatrixXd& zz) {
-                  return dot(w_a, tprod::transform(a, transform(Eigen::MatrixXd(zz.inverse()))).data());
+                  return dot(w_a, tprod::transform(a, z_transform(Eigen::MatrixXd(zz.inverse()))).data());
                 }));
 
     const t3 w_c = random_tensor3<double>(4, 2, p, 4);  // ℓ = ⟨W, A *_L B⟩
-    check_close(tprod::product_z_gradient(transform(z), a, b, w_c), finite_difference(z, [&](const Eigen::MatrixXd& zz) {
-                  return dot(w_c, tprod::product(a, b, transform(zz)));
+    check_close(tprod::product_z_gradient(z_transform(z), a, b, w_c), finite_difference(z, [&](const Eigen::MatrixXd& zz) {
+                  return dot(w_c, tprod::product(a, b, z_transform(zz)));
                 }));
   }
 }
 
 TEST_CASE("z_gradient: shapes that do not match are named") {
-  const transform l(random_z(3, 7));
+  const z_transform l(random_z(3, 7));
   const t3 a = random_tensor3<double>(2, 3, 3, 1), g = random_tensor3<double>(2, 2, 3, 2);
   CHECK_THROWS_AS(tprod::transform_z_gradient(a, g), tprod::shape_error);
   CHECK_THROWS_AS(tprod::inverse_transform_z_gradient(l, a, g), tprod::shape_error);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend: the threading mechanism, the execution choice, the column-panel facewise kernel and the
 // threaded transforms, each checked against an independent computation (plain loops, or the same operation on
 // one thread where only the schedule differs).
@@ -194,21 +195,28 @@ TEST_CASE("transform_path::fftw is refused without FFTW, and a general Z always 
   const matrix_transform<double> z(Eigen::MatrixXd::Identity(8, 8) * 2.0);
   const execution automatic{transform_path::automatic};
   CHECK_FALSE(backend::cpu::use_fftw<double>(z, 8, 16, automatic));
+  // Forcing FFTW on a transform that has none is refused in every build, not silently run on the GEMM.
+  CHECK_THROWS_WITH_AS(transform(execution{transform_path::fftw}, a, z), doctest::Contains("has no FFT"), shape_error);
+  CHECK(transform(execution{transform_path::fftw}, a, identity_transform{}).data().size() == a.size());
   CHECK_FALSE(backend::cpu::use_fftw<double>(dct{}, 4096, 16, execution{transform_path::gemm}));
   CHECK(backend::cpu::use_fftw<double>(dft{}, 4096, 16, automatic) == bool(TPROD_HAS_FFTW));  // above the measured range
   CHECK_FALSE(backend::cpu::use_fftw<double>(dft{}, 1, 16, automatic));                       // nothing to transform
   TPROD_CHECK_CLOSE(transform(execution{transform_path::gemm}, a, z).data(), 2.0 * a, double, 8);
 }
 
-TEST_CASE("automatic measures FFTW against the GEMM once per tube length and probe, and keeps the choice") {
+TEST_CASE("automatic takes the matrix up to 1024 by a fixed rule; tuned measures once per tube length and probe") {
+  const execution automatic{transform_path::automatic, 1}, tuned{transform_path::tuned, 1};
   for (std::size_t p : {std::size_t(2), std::size_t(4), std::size_t(96), backend::cpu::measure_max_tubes}) {
     for (const auto& [m, n] : {std::pair<std::size_t, std::size_t>{3, 5}, {16, 4}}) {
       const std::size_t tubes = m * n;
       CAPTURE(p);
       CAPTURE(tubes);
-      const auto first = backend::cpu::automatic_path<float>(dct{}, p, tubes, 1);
+      CHECK(backend::cpu::path_taken<float>(dct{}, p, tubes, automatic) == transform_path::gemm);
+      CHECK(backend::cpu::path_taken<float>(dft{}, p, tubes, automatic) == transform_path::gemm);
+      const auto first = backend::cpu::path_taken<float>(dct{}, p, tubes, tuned);
       CHECK((first == transform_path::gemm || (TPROD_HAS_FFTW && first == transform_path::fftw)));
-      CHECK(backend::cpu::automatic_path<float>(dct{}, p, tubes, 1) == first);  // cached, not measured again
+      CHECK(backend::cpu::path_taken<float>(dct{}, p, tubes, tuned) == first);  // cached, not measured again
+      CHECK(transform(tuned, random_tensor3<float>(m, n, p, 4), dct{}).data().size() == m * n * p);
       const auto a = random_tensor3<float>(m, n, p, 4);
       TPROD_CHECK_CLOSE(transform(a, dct{}).data(), transform(execution{transform_path::gemm}, a, dct{}).data(),
                         float, p);

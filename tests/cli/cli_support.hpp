@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Support for the tprod program's tests: running the built binary in a scratch directory, and an independent
 // reference of the transforms and L-operations (the matrix Z built here from its definition, slices handled with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tprod program, driven as a user drives it: every subcommand against an independent reference, every
 // usage and data error with its exit status and one-line message, and atomic outputs.
 #include <doctest/doctest.h>
@@ -187,7 +188,7 @@ TEST_CASE("cli: svd writes U, S, V with A = U * S * Vᵀ; --rank and --energy tr
       CAPTURE(io::dtype_name(dtype));
       save(dir, "A.npy", random_array(dtype, {m, n, p}, 11));
       const auto a = load(dir / "A.npy");
-      REQUIRE(run(dir, {"svd", "A.npy", "-o", "out", "--transform", tc.spec}).status == 0);
+      REQUIRE(run(dir, {"svd", "A.npy", "--prefix", "out", "--transform", tc.spec}).status == 0);
       const auto u = io::read_npy(dir / "out_U.npy"), s = io::read_npy(dir / "out_S.npy"),
                  v = io::read_npy(dir / "out_V.npy");
       CHECK(u.shape == std::vector<std::size_t>{m, n, p});
@@ -203,11 +204,11 @@ TEST_CASE("cli: svd writes U, S, V with A = U * S * Vᵀ; --rank and --energy tr
       CHECK(rel_error(product(tc.z, transpose(tc.z, from_npy(u)), from_npy(u)), identity(tc.z, n)) <=
             tol_for(dtype) * 10);
 
-      REQUIRE(run(dir, {"svd", "A.npy", "-o", "k2", "--rank", "2", "--transform", tc.spec}).status == 0);
+      REQUIRE(run(dir, {"svd", "A.npy", "--prefix", "k2", "--rank", "2", "--transform", tc.spec}).status == 0);
       CHECK(io::read_npy(dir / "k2_U.npy").shape == std::vector<std::size_t>{m, 2, p});
       CHECK(io::read_npy(dir / "k2_S.npy").shape == std::vector<std::size_t>{2, 2, p});
       CHECK(io::read_npy(dir / "k2_V.npy").shape == std::vector<std::size_t>{n, 2, p});
-      REQUIRE(run(dir, {"svd", "A.npy", "-o", "e", "--energy", "1", "--transform", tc.spec}).status == 0);
+      REQUIRE(run(dir, {"svd", "A.npy", "--prefix", "e", "--energy", "1", "--transform", tc.spec}).status == 0);
       const auto e_usv = product(tc.z, product(tc.z, load(dir / "e_U.npy"), load(dir / "e_S.npy")),
                                  transpose(tc.z, load(dir / "e_V.npy")));
       CHECK(rel_error(e_usv, a) <= tol_for(dtype) * 10);
@@ -215,7 +216,7 @@ TEST_CASE("cli: svd writes U, S, V with A = U * S * Vᵀ; --rank and --energy tr
   }
   // Energy under the DCT: the kept part holds ≥ 60% of ‖A‖²_F (the DCT is orthogonal).
   save(dir, "A.npy", random_array(npy_dtype::float64, {m, n, p}, 12));
-  REQUIRE(run(dir, {"svd", "A.npy", "-o", "g", "--energy", "0.6"}).status == 0);
+  REQUIRE(run(dir, {"svd", "A.npy", "--prefix", "g", "--energy", "0.6"}).status == 0);
   const cmat z = dct_matrix(p);
   const auto a = load(dir / "A.npy");
   const auto ag = product(z, product(z, load(dir / "g_U.npy"), load(dir / "g_S.npy")), transpose(z, load(dir / "g_V.npy")));
@@ -227,7 +228,7 @@ TEST_CASE("cli: svd prints the kept multi-rank, the relative error and the compr
   scratch_dir dir;
   const std::size_t m = 6, n = 5, p = 3;
   save(dir, "A.npy", random_array(npy_dtype::float64, {m, n, p}, 21));
-  const auto r = run(dir, {"svd", "A.npy", "-o", "k2", "--rank", "2", "--transform", "identity"});
+  const auto r = run(dir, {"svd", "A.npy", "--prefix", "k2", "--rank", "2", "--transform", "identity"});
   REQUIRE(r.status == 0);
   // Under the identity the factors are the slices' own SVDs: the error is the discarded singular values' share.
   const auto a = load(dir / "A.npy");
@@ -243,7 +244,7 @@ TEST_CASE("cli: svd prints the kept multi-rank, the relative error and the compr
   CHECK(field("relative_error") == doctest::Approx(error).epsilon(1e-12));
   CHECK(field("compression_ratio") == doctest::Approx(ratio).epsilon(1e-15));
   CHECK(r.out.find("\"tubal_rank\": 2, \"multi_rank\": [2, 2, 2]}\n") != std::string::npos);
-  const auto full = run(dir, {"svd", "A.npy", "-o", "f"});
+  const auto full = run(dir, {"svd", "A.npy", "--prefix", "f"});
   CHECK(full.out.rfind("{\"relative_error\": ", 0) == 0);
   CHECK(full.out.find("\"multi_rank\": [5, 5, 5]") != std::string::npos);
 }
@@ -293,17 +294,17 @@ TEST_CASE("cli: usage errors exit with status 2 and one line naming the problem"
   check_error(run(dir, {"transpose", "A.npy", "-o", "x", "-o", "y"}), 2, "option --output is given twice");
   check_error(run(dir, {"transpose", "A.npy", "-o", "x", "--transform", "fft"}), 2, "unknown transform 'fft'");
   check_error(run(dir, {"transform", "A.npy", "-o", "x", "--inverse=yes"}), 2, "--inverse takes no value");
-  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--rank", "0"}), 2, "--rank must be a positive integer, got '0'");
-  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--rank", "2x"}), 2, "--rank must be a positive integer");
-  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--rank", "1", "--energy", "0.5"}), 2, "exclude each other");
-  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--energy", "1.5"}), 2, "--energy must be a number in (0, 1]");
-  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--energy", "0"}), 2, "--energy must be a number in (0, 1]");
+  check_error(run(dir, {"svd", "A.npy", "--prefix", "x", "--rank", "0"}), 2, "--rank must be a positive integer, got '0'");
+  check_error(run(dir, {"svd", "A.npy", "--prefix", "x", "--rank", "2x"}), 2, "--rank must be a positive integer");
+  check_error(run(dir, {"svd", "A.npy", "--prefix", "x", "--rank", "1", "--energy", "0.5"}), 2, "exclude each other");
+  check_error(run(dir, {"svd", "A.npy", "--prefix", "x", "--energy", "1.5"}), 2, "--energy must be a number in (0, 1]");
+  check_error(run(dir, {"svd", "A.npy", "--prefix", "x", "--energy", "0"}), 2, "--energy must be a number in (0, 1]");
   check_error(run(dir, {"rank", "A.npy", "--tol", "-1"}), 2, "--tol must be a number");
   check_error(run(dir, {"identity", "--size", "2", "-o", "I.npy"}), 2, "missing --tubes P");
   check_error(run(dir, {"identity", "--size", "2", "--tubes", "3", "-o", "I.npy", "--dtype", "int8"}), 2,
               "--dtype must be float32 or float64");
   // A usage error wins over a missing input file, and nothing is written.
-  check_error(run(dir, {"svd", "missing.npy", "-o", "x", "--rank", "zero"}), 2, "--rank");
+  check_error(run(dir, {"svd", "missing.npy", "--prefix", "x", "--rank", "zero"}), 2, "--rank");
   CHECK(dir.entries() == std::set<std::string>{"A.npy"});
 }
 
@@ -344,7 +345,7 @@ TEST_CASE("cli: data errors exit with status 1 and one line naming the file and 
               "nothere.npy: cannot open");
   check_error(run(dir, {"identity", "--size", "2", "--tubes", "4", "-o", "x.npy", "--transform", "matrix:Z3.npy"}), 1,
               "Z3.npy: Z is 3x3 but --tubes is 4");
-  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--rank", "3"}), 1, "A.npy: the rank k = 3");
+  check_error(run(dir, {"svd", "A.npy", "--prefix", "x", "--rank", "3"}), 1, "A.npy: the rank k = 3");
   check_error(run(dir, {"transpose", "A.npy", "-o", "no/such/dir/x.npy"}), 1, "cannot create a temporary file");
   CHECK(!std::filesystem::exists(dir / "x.npy"));
 }
@@ -360,7 +361,7 @@ TEST_CASE("cli: outputs are atomic: untouched after a failure, nothing left behi
 
   check_error(run(dir, {"product", "A.npy", "A.npy", "-o", "C.npy"}), 1, "cannot be multiplied");
   check_error(run(dir, {"inverse", "S.npy", "-o", "C.npy"}), 1, "singular");
-  check_error(run(dir, {"svd", "A.npy", "-o", "P"}), 1, "P_V.npy: cannot replace: Is a directory");
+  check_error(run(dir, {"svd", "A.npy", "--prefix", "P"}), 1, "P_V.npy: cannot replace: Is a directory");
   check_error(run(dir, {"transpose", "A.npy", "-o", "P_V.npy"}), 1, "P_V.npy: cannot replace");
   CHECK(dir.entries() == before);  // no temporary files
   for (const char* f : {"C.npy", "P_U.npy", "P_S.npy"}) CHECK(tprod::test::file_bytes(dir / f) == old);
@@ -371,4 +372,78 @@ TEST_CASE("cli: outputs are atomic: untouched after a failure, nothing left behi
   REQUIRE(run(dir, {"transpose", "A.npy", "-o", "A.npy"}).status == 0);
   CHECK(io::read_npy(dir / "A.npy").shape == std::vector<std::size_t>{2, 3, 4});
   CHECK(dir.entries() == before);
+}
+
+TEST_CASE("cli: several outputs go into a folder (-o DIR) or by --prefix; what is not a folder is refused") {
+  scratch_dir dir;
+  save(dir, "A.npy", random_array(npy_dtype::float64, {4, 3, 2}, 5));
+  // -o DIR: the folder is made when missing, the files go inside, and standard error says where.
+  const auto r = run(dir, {"svd", "A.npy", "-o", "out"});
+  REQUIRE(r.status == 0);
+  CHECK(r.err == "tprod svd: wrote out/U.npy, out/S.npy, out/V.npy\n");
+  for (const char* f : {"U.npy", "S.npy", "V.npy"}) CHECK(io::read_npy(dir / "out" / f).shape.size() == 3);
+  REQUIRE(run(dir, {"svd", "A.npy", "-o", "out", "--rank", "1"}).status == 0);  // an existing folder is written into
+  CHECK(io::read_npy(dir / "out" / "S.npy").shape == std::vector<std::size_t>{1, 1, 2});
+  const auto pr = run(dir, {"svd", "A.npy", "--prefix", "P"});
+  REQUIRE(pr.status == 0);
+  CHECK(pr.err == "tprod svd: wrote P_U.npy, P_S.npy, P_V.npy\n");
+
+  // A special file or a plain file is not a folder: refused before any work, nothing written beside it.
+  check_error(run(dir, {"svd", "A.npy", "-o", "/dev/null"}), 2, "-o /dev/null is a character device, not a folder");
+  tprod::test::put_bytes(dir / "plain", "x");
+  check_error(run(dir, {"svd", "A.npy", "-o", "plain"}), 2, "-o plain is a file, not a folder");
+  CHECK(tprod::test::file_bytes(dir / "plain") == "x");
+  // An output that is a folder inside DIR is not clobbered, and nothing of the set is written.
+  std::filesystem::create_directories(dir / "d" / "S.npy");
+  check_error(run(dir, {"svd", "A.npy", "-o", "d"}), 1, "S.npy: cannot replace");
+  CHECK(!std::filesystem::exists(dir / "d" / "U.npy"));
+  // A command that fails takes back the folder it made.
+  check_error(run(dir, {"svd", "missing.npy", "-o", "new"}), 1, "missing.npy");
+  CHECK(!std::filesystem::exists(dir / "new"));
+  // Exactly one of the two.
+  check_error(run(dir, {"svd", "A.npy"}), 2, "give the folder for the outputs, -o DIR, or --prefix PREFIX");
+  check_error(run(dir, {"svd", "A.npy", "-o", "x", "--prefix", "y"}), 2, "one of the two");
+}
+
+TEST_CASE("cli: the same command on the same input gives the same bits in two processes, for every transform") {
+  scratch_dir dir;
+  // Sizes where a timed choice between FFTW and the matrix path was close (p = 8, 40×30 tubes).
+  save(dir, "A.npy", random_array(npy_dtype::float64, {40, 30, 8}, 9));
+  save(dir, "B.npy", random_array(npy_dtype::float32, {30, 20, 8}, 10));
+  save(dir, "Af.npy", random_array(npy_dtype::float32, {40, 30, 8}, 11));
+  for (const auto& tc : transform_cases(dir, 8)) {
+    CAPTURE(tc.spec);
+    const std::vector<std::vector<std::string>> commands = {
+        {"transform", "A.npy", "-o", "T"}, {"product", "Af.npy", "B.npy", "-o", "C"}, {"svd", "A.npy", "-o", "S"}};
+    for (const auto& command : commands) {
+      CAPTURE(command[0]);
+      std::vector<std::string> bytes[2];
+      for (int run_index = 0; run_index < 2; ++run_index) {
+        auto args = command;
+        args.back() += std::to_string(run_index) + (command[0] == "svd" ? "" : ".npy");
+        args.insert(args.end(), {"--transform", tc.spec});
+        REQUIRE(run(dir, args).status == 0);
+        const std::filesystem::path out = dir / args[args.size() - 3];
+        if (command[0] == "svd")
+          for (const char* f : {"U.npy", "S.npy", "V.npy"}) bytes[run_index].push_back(tprod::test::file_bytes(out / f));
+        else
+          bytes[run_index].push_back(tprod::test::file_bytes(out));
+      }
+      CHECK(bytes[0] == bytes[1]);
+    }
+  }
+}
+
+TEST_CASE("cli: --tune and --max-condition are refused where they would have no effect") {
+  scratch_dir dir;
+  save(dir, "A.npy", random_array(npy_dtype::float64, {3, 2, 4}, 1));
+  check_error(run(dir, {"transform", "A.npy", "-o", "T.npy", "--transform", "identity", "--tune"}), 2,
+              TPROD_HAS_FFTW ? "--tune applies to --transform dct and dft only" : "built without FFTW");
+  const auto tuned = run(dir, {"transform", "A.npy", "-o", "T.npy", "--tune"});
+  if (TPROD_HAS_FFTW)
+    CHECK(tuned.status == 0);
+  else
+    check_error(tuned, 2, "built without FFTW");
+  check_error(run(dir, {"transform", "A.npy", "-o", "T.npy", "--max-condition", "100"}), 2,
+              "--max-condition applies to --transform matrix:Z.npy only");
 }

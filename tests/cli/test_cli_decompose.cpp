@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tprod tucker, tprod tt and tprod compress-attention, driven as a user drives them: the written arrays are read back
 // and contracted here, element by element from the definitions, and compared with the input and with the printed
 // JSON summary.
@@ -175,7 +176,7 @@ TEST_CASE("cli: tucker of reshape(1:27, 3, 3, 3) (Fortran order) is the known HO
   save(dir, "X.npy", io::npy_array(shape_t{3, 3, 3}, x));
   for (const char* method : {"hosvd", "sthosvd", "hooi"}) {
     CAPTURE(method);
-    const auto r = run(dir, {"tucker", "X.npy", "-o", "T", "--tol", "1e-10", "--method", method});
+    const auto r = run(dir, {"tucker", "X.npy", "--prefix", "T", "--tol", "1e-10", "--method", method});
     REQUIRE(r.status == 0);
     const summary s = parse_summary(r.out);
     CHECK(s.ranks == shape_t{2, 2, 2});
@@ -198,7 +199,7 @@ TEST_CASE("cli: tucker of reshape(1:27, 3, 3, 3) (Fortran order) is the known HO
   bytes.replace(bytes.find("True"), 4, "False");
   bytes.erase(bytes.find(" \n"), 1);  // keep the header length
   tprod::test::put_bytes(dir / "C.npy", bytes);
-  const auto r = run(dir, {"tucker", "C.npy", "-o", "C", "--ranks", "2,2,2", "--method", "hosvd"});
+  const auto r = run(dir, {"tucker", "C.npy", "--prefix", "C", "--ranks", "2,2,2", "--method", "hosvd"});
   REQUIRE(r.status == 0);
   CHECK(rel_diff(tucker_reconstruction(dir, "C", {3, 3, 3}), x) <= 1e-13);
 }
@@ -214,7 +215,7 @@ TEST_CASE("cli: tucker by ranks and by tolerance, every method, orders 2 to 4, f
         save(dir, "X.npy", low_rank_array(dtype, shape, 2, 7));
         const std::vector<double> x = values(io::read_npy(dir / "X.npy"));
         // Full ranks: exact (to the output's precision).
-        const auto full = run(dir, {"tucker", "X.npy", "-o", "F", "--method", method, "--ranks",
+        const auto full = run(dir, {"tucker", "X.npy", "--prefix", "F", "--method", method, "--ranks",
                                     [&] {
                                       std::string s;
                                       for (auto i : shape) s += (s.empty() ? "" : ",") + std::to_string(i);
@@ -229,7 +230,7 @@ TEST_CASE("cli: tucker by ranks and by tolerance, every method, orders 2 to 4, f
         CHECK(err_full <= decomposition_tol(dtype));
         check_same_error(f.relative_error, err_full, dtype);
         // Rank 1 everywhere: an approximation whose printed error is the measured one.
-        const auto one = run(dir, {"tucker", "X.npy", "-o", "R", "--method", method, "--ranks",
+        const auto one = run(dir, {"tucker", "X.npy", "--prefix", "R", "--method", method, "--ranks",
                                    shape.size() == 2 ? "1,1" : shape.size() == 3 ? "1,1,1" : "1,1,1,1"});
         REQUIRE(one.status == 0);
         const summary o = parse_summary(one.out);
@@ -240,7 +241,7 @@ TEST_CASE("cli: tucker by ranks and by tolerance, every method, orders 2 to 4, f
         CHECK(o.compression_ratio ==
               doctest::Approx(double(entries(shape)) / double(1 + std::accumulate(shape.begin(), shape.end(), 0u))));
         // A tolerance finds the multilinear rank (2, …, 2) of the data.
-        const auto tol = run(dir, {"tucker", "X.npy", "-o", "E", "--method", method, "--tol", "1e-4"});
+        const auto tol = run(dir, {"tucker", "X.npy", "--prefix", "E", "--method", method, "--tol", "1e-4"});
         REQUIRE(tol.status == 0);
         const summary e = parse_summary(tol.out);
         CHECK(e.ranks == shape_t(shape.size(), 2));
@@ -265,7 +266,7 @@ TEST_CASE("cli: tt recovers a TT of ranks (1, 2, 3, 1), honours --eps and --max-
     x[offset({3, 3, 3}, i)] = (g0.row(Eigen::Index(i[0])) * g1[i[1]] * g2.col(Eigen::Index(i[2])))(0);
   });
   save(dir, "X.npy", io::npy_array(shape_t{3, 3, 3}, x));
-  auto r = run(dir, {"tt", "X.npy", "-o", "T", "--eps", "1e-12"});
+  auto r = run(dir, {"tt", "X.npy", "--prefix", "T", "--eps", "1e-12"});
   REQUIRE(r.status == 0);
   summary s = parse_summary(r.out);
   shape_t ranks;
@@ -276,7 +277,7 @@ TEST_CASE("cli: tt recovers a TT of ranks (1, 2, 3, 1), honours --eps and --max-
   CHECK(s.compression_ratio == doctest::Approx(27.0 / (6 + 18 + 9)));
 
   // --max-rank caps every rank; the printed error is the measured one.
-  r = run(dir, {"tt", "X.npy", "-o", "M", "--max-rank", "1"});
+  r = run(dir, {"tt", "X.npy", "--prefix", "M", "--max-rank", "1"});
   REQUIRE(r.status == 0);
   s = parse_summary(r.out);
   const double err = rel_diff(tt_reconstruction(dir, "M", {3, 3, 3}, ranks), x);
@@ -295,7 +296,7 @@ TEST_CASE("cli: tt recovers a TT of ranks (1, 2, 3, 1), honours --eps and --max-
         CAPTURE(eps);
         save(dir, "Y.npy", random_array(dtype, shape, 9));
         const std::vector<double> y = values(io::read_npy(dir / "Y.npy"));
-        r = run(dir, {"tt", "Y.npy", "-o", "Y", "--eps", std::to_string(eps)});
+        r = run(dir, {"tt", "Y.npy", "--prefix", "Y", "--eps", std::to_string(eps)});
         REQUIRE(r.status == 0);
         s = parse_summary(r.out);
         const double measured = rel_diff(tt_reconstruction(dir, "Y", shape, ranks), y);
@@ -316,30 +317,30 @@ TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
   save(dir, "E.npy", io::npy_array(npy_dtype::float64, shape_t{3, 0, 2}));
   const auto before = dir.entries();
 
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T"}), 2, "give exactly one of --ranks and --tol");
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "1,1,1", "--tol", "0.1"}), 2,
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T"}), 2, "give exactly one of --ranks and --tol");
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--ranks", "1,1,1", "--tol", "0.1"}), 2,
               "give exactly one of --ranks and --tol");
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,,3"}), 2,
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--ranks", "2,,3"}), 2,
               "--ranks must be positive integers separated by commas");
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,0,3"}), 2, "--ranks must be positive integers");
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,3,"}), 2, "--ranks must be positive integers");
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--tol", "1"}), 2, "--tol must be a number in [0, ");
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--tol", "0.1", "--method", "cp"}), 2, "unknown method 'cp'");
-  check_error(run(dir, {"tucker", "X.npy", "--tol", "0.1"}), 2, "missing -o PREFIX");
-  check_error(run(dir, {"tt", "X.npy", "-o", "T"}), 2, "give exactly one of --max-rank and --eps");
-  check_error(run(dir, {"tt", "X.npy", "-o", "T", "--max-rank", "0"}), 2, "--max-rank must be a positive integer");
-  check_error(run(dir, {"tt", "X.npy", "-o", "T", "--eps", "-0.1"}), 2, "--eps must be a number in [0, ");
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--ranks", "2,0,3"}), 2, "--ranks must be positive integers");
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--ranks", "2,3,"}), 2, "--ranks must be positive integers");
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--tol", "1"}), 2, "--tol must be a number in [0, ");
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--tol", "0.1", "--method", "cp"}), 2, "unknown method 'cp'");
+  check_error(run(dir, {"tucker", "X.npy", "--tol", "0.1"}), 2, "give the folder for the outputs, -o DIR, or --prefix");
+  check_error(run(dir, {"tt", "X.npy", "--prefix", "T"}), 2, "give exactly one of --max-rank and --eps");
+  check_error(run(dir, {"tt", "X.npy", "--prefix", "T", "--max-rank", "0"}), 2, "--max-rank must be a positive integer");
+  check_error(run(dir, {"tt", "X.npy", "--prefix", "T", "--eps", "-0.1"}), 2, "--eps must be a number in [0, ");
 
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,2"}), 1,
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--ranks", "2,2"}), 1,
               "X.npy: 2 ranks given for 3 decomposed modes of a tensor of shape 3x4x5");
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "2,2,6", "--method", "hosvd"}), 1,
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--ranks", "2,2,6", "--method", "hosvd"}), 1,
               "X.npy: rank 6 for mode 2 is outside 1");
-  check_error(run(dir, {"tucker", "Z.npy", "-o", "T", "--tol", "0.1"}), 1,
+  check_error(run(dir, {"tucker", "Z.npy", "--prefix", "T", "--tol", "0.1"}), 1,
               "Z.npy: holds complex64 data; the decompositions take real arrays");
-  check_error(run(dir, {"tt", "Z.npy", "-o", "T", "--eps", "0.1"}), 1, "Z.npy: holds complex64 data");
-  check_error(run(dir, {"tt", "S.npy", "-o", "T", "--eps", "0.1"}), 1, "S.npy: is a 0-dimensional array");
-  check_error(run(dir, {"tt", "E.npy", "-o", "T", "--eps", "0.1"}), 1, "E.npy: mode 1 of shape");
-  check_error(run(dir, {"tucker", "missing.npy", "-o", "T", "--tol", "0.1"}), 1, "missing.npy: cannot open");
+  check_error(run(dir, {"tt", "Z.npy", "--prefix", "T", "--eps", "0.1"}), 1, "Z.npy: holds complex64 data");
+  check_error(run(dir, {"tt", "S.npy", "--prefix", "T", "--eps", "0.1"}), 1, "S.npy: is a 0-dimensional array");
+  check_error(run(dir, {"tt", "E.npy", "--prefix", "T", "--eps", "0.1"}), 1, "E.npy: mode 1 of shape");
+  check_error(run(dir, {"tucker", "missing.npy", "--prefix", "T", "--tol", "0.1"}), 1, "missing.npy: cannot open");
   CHECK(dir.entries() == before);
 
   // NaN or Inf: refused, naming the file; before, tucker and tt printed "nan" into their JSON and exited 0.
@@ -348,9 +349,9 @@ TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
     n.values<double>()[5] = bad;
     save(dir, "N.npy", n);
     for (const std::string method : {"hosvd", "sthosvd", "hooi"})
-      check_error(run(dir, {"tucker", "N.npy", "-o", "T", "--tol", "0.1", "--method", method}), 1,
+      check_error(run(dir, {"tucker", "N.npy", "--prefix", "T", "--tol", "0.1", "--method", method}), 1,
                   "N.npy: the tensor holds NaN or Inf");
-    check_error(run(dir, {"tt", "N.npy", "-o", "T", "--eps", "0.1"}), 1, "N.npy: the tensor holds NaN or Inf");
+    check_error(run(dir, {"tt", "N.npy", "--prefix", "T", "--eps", "0.1"}), 1, "N.npy: the tensor holds NaN or Inf");
     std::filesystem::remove(dir / "N.npy");
   }
   CHECK(dir.entries() == before);
@@ -360,8 +361,8 @@ TEST_CASE("cli: tucker and tt usage and data errors, atomic outputs") {
   std::filesystem::create_directory(dir / "T_factor2.npy");
   std::filesystem::create_directory(dir / "T_core2.npy");
   const auto with_blockers = dir.entries();
-  check_error(run(dir, {"tucker", "X.npy", "-o", "T", "--ranks", "1,1,1"}), 1, "T_factor2.npy: cannot replace");
-  check_error(run(dir, {"tt", "X.npy", "-o", "T", "--max-rank", "2"}), 1, "T_core2.npy: cannot replace");
+  check_error(run(dir, {"tucker", "X.npy", "--prefix", "T", "--ranks", "1,1,1"}), 1, "T_factor2.npy: cannot replace");
+  check_error(run(dir, {"tt", "X.npy", "--prefix", "T", "--max-rank", "2"}), 1, "T_core2.npy: cannot replace");
   CHECK(dir.entries() == with_blockers);
   CHECK(tprod::test::file_bytes(dir / "T_core.npy") == "old");
 }
@@ -374,7 +375,7 @@ constexpr std::size_t width = 8, heads = 2;
 
 /// Two standard encoder layers of width 8 (W_QKV, W_O and a bias each), an embedding, and an integer tensor that
 /// only a byte copy keeps; the metadata of an example's checkpoint.
-void write_checkpoint(const std::filesystem::path& file, bool with_layers = true) {
+void write_checkpoint(const std::filesystem::path& file, bool with_layers = true, const std::string& heads = "") {
   io::safetensors_writer w;
   const auto random = [](std::size_t m, std::size_t n, std::uint64_t seed) {
     return random_tensor3<float>(m, n, 1, seed);
@@ -391,6 +392,7 @@ void write_checkpoint(const std::filesystem::path& file, bool with_layers = true
   w.add("vocabulary.counts", {3}, std::span<const std::int32_t>(counts));
   w.set_metadata("format", "pt");
   w.set_metadata("transform", "identity");
+  if (!heads.empty()) w.set_metadata("heads", heads);
   w.write(file);
 }
 
@@ -461,6 +463,7 @@ TEST_CASE("cli: compress-attention refuses bad checkpoints and options, writing 
   scratch_dir dir;
   write_checkpoint(dir / "w.safetensors");
   write_checkpoint(dir / "plain.safetensors", false);
+  write_checkpoint(dir / "two_heads.safetensors", true, "2");
   const auto before = dir.entries();
   const auto fails = [&](std::vector<std::string> options, int status, const std::string& message) {
     std::vector<std::string> args{"compress-attention"};
@@ -469,6 +472,8 @@ TEST_CASE("cli: compress-attention refuses bad checkpoints and options, writing 
     check_error(run(dir, args), status, message);
   };
   fails({"plain.safetensors", "--heads", "2", "--ranks", "4,2,2"}, 1, "plain.safetensors: has no attention layers");
+  fails({"two_heads.safetensors", "--heads", "4", "--ranks", "4,2,2"}, 1,
+        "two_heads.safetensors: its metadata says heads = 2, but --heads is 4");
   fails({"w.safetensors", "--heads", "2", "--ranks", "4,2,2", "--layers", "0,2"}, 1,
         "w.safetensors: --layers 2: there is no tensor 'encoder.2.attn.w_qkv' (the file's attention layers are 0, 1)");
   fails({"w.safetensors", "--heads", "3", "--ranks", "4,2,2"}, 1,

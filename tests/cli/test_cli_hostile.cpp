@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tprod program on hostile and extreme inputs: shapes whose sizes overflow or that no index can address,
 // empty tensors with huge extents, pipes and devices as inputs or outputs, symbolic links as outputs.
 // Each case once crashed, hung, or exited 0 with a file the program could not read back.
@@ -98,7 +99,7 @@ TEST_CASE("cli: NaN and singular data are refused naming the file; --max-conditi
   a.values<double>()[5] = std::nan("");
   save(dir, "N.npy", a);
   // svd and rank returned uninitialized memory with exit 0.
-  check_error(run(dir, {"svd", "N.npy", "-o", "P"}), 1, "N.npy: the 3x3x4 tensor holds NaN or Inf");
+  check_error(run(dir, {"svd", "N.npy", "--prefix", "P"}), 1, "N.npy: the 3x3x4 tensor holds NaN or Inf");
   check_error(run(dir, {"rank", "N.npy"}), 1, "N.npy: singular values: the 3x3x4 tensor holds NaN or Inf");
   check_error(run(dir, {"inverse", "N.npy", "-o", "I.npy"}), 1, "N.npy: the 3x3x4 tensor holds NaN or Inf");
 
@@ -145,4 +146,28 @@ TEST_CASE("cli: peak memory of product is about its inputs and output (in-place 
   CHECK(used <= 1.10 * 3 * tensor_kib);
   CHECK(rel_error(load(dir / "C.npy"), load(dir / "I.npy")) <= 1e-12);
 #endif
+}
+
+TEST_CASE("cli: empty tensors (an extent 0 or 1 in m, n or p) give empty results under every transform, never a crash") {
+  scratch_dir dir;
+  for (const char* transform : {"dct", "dft", "identity"})
+    for (const std::vector<std::size_t>& shape :
+         {std::vector<std::size_t>{3, 2, 0}, {0, 2, 4}, {3, 0, 4}, {1, 1, 1}, {0, 0, 0}}) {
+      CAPTURE(transform);
+      CAPTURE(io::numpy_shape(shape));
+      save_empty(dir, "A.npy", shape);
+      save_empty(dir, "B.npy", {shape[1], 2, shape[2]});
+      for (const std::vector<std::string>& args :
+           {std::vector<std::string>{"transform", "A.npy", "-o", "T.npy"}, {"product", "A.npy", "B.npy", "-o", "C.npy"},
+            {"transpose", "A.npy", "-o", "At.npy"}}) {
+        CAPTURE(args[0]);
+        auto with_transform = args;
+        with_transform.insert(with_transform.end(), {"--transform", transform});
+        const auto r = run(dir, with_transform);
+        CAPTURE(r.err);
+        // A shape with m·n·p = 0 holds no data: an empty result; {1, 1, 1} holds one zero.
+        CHECK(r.status == 0);
+        CHECK(r.status < 128);  // never a signal
+      }
+    }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Concurrency: products, transforms and inverses called from several std::threads at once, each starting with
 // cold caches (tube lengths this process has not used: the first call builds the GEMM matrix or the FFTW plan,
 // under the caches' locks), compared with the same calls made afterwards on one thread. Meant to run under the

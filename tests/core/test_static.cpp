@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-time properties of extents3 and tensor3: shapes fixed at compile time are checked at compile time,
 // only dynamic extents take storage, and the traits the algebra dispatches on say what they should.
 // (That two different fixed extents refuse to convert at all is tested by tests/compile/, since it must not compile.)
@@ -9,6 +10,7 @@
 #include "tprod/algebra/product.hpp"
 #include "tprod/core.hpp"
 #include "tprod/transform/dct.hpp"
+#include "tprod/version.hpp"
 
 namespace {
 
@@ -92,4 +94,14 @@ TEST_CASE("static: a fixed extent contradicted at run time throws shape_error na
   const tensor3<float, extents3<2, 2, 2>> converted(source);
   CHECK(converted.extents() == source.extents());
   CHECK((converted.elements() - source.elements()).norm() == 0.0f);
+}
+
+TEST_CASE("version: the numbers, the string and the macros agree") {
+  const std::string expected = std::to_string(tprod::version.major) + "." + std::to_string(tprod::version.minor) +
+                               "." + std::to_string(tprod::version.patch);
+  CHECK(tprod::version_string == expected);
+  CHECK(tprod::version_string == TPROD_VERSION_STRING);
+  CHECK(tprod::version == tprod::version_number{TPROD_VERSION_MAJOR, TPROD_VERSION_MINOR, TPROD_VERSION_PATCH});
+  static_assert(tprod::version > tprod::version_number{0, 0, 9});
+  static_assert(tprod::version_number{0, 2, 0} > tprod::version_number{0, 1, 9});
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of core/tensor3.hpp, tensor3_view.hpp, extents.hpp and random.hpp: storage order, maps, conversions, errors.
 #include "tprod_test.hpp"
 

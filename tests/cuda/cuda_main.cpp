@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device tests' main: without a CUDA device every test is skipped as a whole (exit code 77, CTest's
 // SKIP_RETURN_CODE), so a machine without a GPU never reports them as passed.
 #define DOCTEST_CONFIG_IMPLEMENT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared support of the device tests: the CPU backend is the oracle. A device result is copied back and compared
 // with the host result on the same inputs, relative to the host result's size, with a tolerance of 100·ε·n for n

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The algebra on device tensors against the CPU backend on the same inputs, over the four scalars, every
 // transform (dct, dft, identity, real and complex matrix_transform), p ∈ {1, 2, 3, 16, 17}, non-square and empty
 // shapes.

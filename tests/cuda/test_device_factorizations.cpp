@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The slice factorizations on device tensors (cuSOLVER) against the CPU backend on the same inputs, over the four
 // scalars, every transform, tall, wide and square slices: the L-SVD (both cuSOLVER routes: batched Jacobi up to
 // 32×32, one gesvdj per slice beyond; economy, full, rank- and energy-truncated), whose singular values and

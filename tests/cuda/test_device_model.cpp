@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model layers on device tensors against the CPU backend on the same inputs: the sequence tasks (row blocks of
 // every sequence, their sum over the batch, mean pooling with padding), the positional encodings (every α strategy,
 // learnable α, the learned table), the class token and class-token pooling, the flattening before the head, dropout

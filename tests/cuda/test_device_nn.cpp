@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nn layers on device tensors against the CPU backend on the same inputs (float and double): the slice-linear
 // tasks over column blocks, with and without bias and dX, and the L-linear layer's forward and backward under every
 // real transform (DCT, identity, a real matrix_transform) at p ∈ {1, 2, 3, 16, 17}; the activations, the L-FFN

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device tensors: storage, explicit copies between spaces, arithmetic, streams, random tensors and the errors.
 #include <cuda_runtime_api.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Test support for the decompositions: naive loop references (the oracles) and tolerances.
 // The references index elements through explicit multi-index arithmetic, never through the library's kernels.

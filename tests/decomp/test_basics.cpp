@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Order-N basics: ndtensor helpers, unfold/fold, mode products, contractions, Kronecker and Khatri–Rao products.
 #include <doctest/doctest.h>
 

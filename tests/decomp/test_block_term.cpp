@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-term decomposition (ALS), CP-ALS as its rank-one case, and multi-linear attention.
 #include <doctest/doctest.h>
 
@@ -73,6 +74,10 @@ TEST_CASE_TEMPLATE("block-term ALS on a generic tensor: the fit never decreases;
   auto three = plain;
   three.restarts = 3;
   CHECK(tprod::block_term_als(x, 3, {2, 2, 2}, three).relative_error <= u.relative_error);
+  auto none = plain;
+  none.restarts = 0;  // no run at all is not a request for one: refused, not silently 1
+  CHECK_THROWS_WITH_AS(tprod::block_term_als(x, 3, {2, 2, 2}, none), doctest::Contains("restarts must be at least 1"),
+                       tprod::shape_error);
   // an order-4 tensor works the same way
   const ndtensor<T> y = random_block_terms<T>({4, 5, 3, 4}, 2, {2, 2, 1, 2}, 13);
   const auto q = tprod::block_term_als(y, 2, {2, 2, 1, 2}, {.max_sweeps = 300, .fit_tolerance = 0, .restarts = 3});

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor-Train: TT-SVD (ranks and the ε guarantee), rounding, addition, inner product; MPO and QTT.
 #include <doctest/doctest.h>
 

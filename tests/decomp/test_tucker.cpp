@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tucker: HOSVD, ST-HOSVD, HOOI, partial Tucker, and the shared-factor multi-head decomposition.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the IDX reader (Fashion-MNIST's files, gzip-compressed or not): any byte string written to
 // a file is either read or refused with an io_error, never a crash, hang, leak, undefined behaviour or an
 // allocation beyond the data that is there (ASan's and libFuzzer's -rss_limit_mb); whatever is read has as many

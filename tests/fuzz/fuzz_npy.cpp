@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the .npy reader: any byte string is either read or refused with an io_error, never a
 // crash, hang, leak or undefined behaviour (built with ASan and UBSan); and whatever is read survives a write and
 // a second read unchanged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the safetensors reader (checkpoints): any byte string is either read or refused with an
 // io_error, never a crash, hang, leak or undefined behaviour (built with ASan and UBSan); every tensor it reads can
 // be fetched, and the file it describes survives a write and a second read unchanged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The scratch paths of a fuzz target that reads through the file system: two per process (the input and a
 // round trip's copy), named after the target and the process id in the temporary folder, removed (files or whole

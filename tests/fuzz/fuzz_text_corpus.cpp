@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the text-corpus reader (ROOT/{train,test}/<label>/*.txt) and the tokenizer behind it: the
 // input describes a folder tree, files separated by a zero byte, each "<relative path>\n<content>" (the path's
 // bytes limited to [a-z0-9._/-], no "..", at most 32 files). The tree is either read or refused with an io_error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the vocabulary file reader: any byte string written to a file is either read or refused
 // with an io_error naming the line, never a crash, hang, leak or undefined behaviour; a vocabulary it reads
 // survives a save and a second load unchanged, and encodes text to ids inside its range.

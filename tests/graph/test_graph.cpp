@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The graph area: adjacency matrices, Laplacians, the graph Fourier transform, spectral convolution, polynomial
 // filters, the RGTN time graph and the attention graph. References are plain loops over the defining formulas.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Test values that encode their own position, so that a transposed or permuted layout shows in the numbers.
 #include <cstddef>

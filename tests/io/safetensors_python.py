@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The safetensors layout as Python sees it, with only json and struct (no numpy, no safetensors package).
 
   safetensors_python.py write FILE   writes the file test_safetensors.cpp reads back

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model checkpoints (nn/model/checkpoint.hpp): a save/load round trip through the parameter-name tree, strict loading
 // (missing, unexpected, mis-shaped and mis-typed tensors refused, naming the parameter, leaving the model as it
 // was), and a checkpoint edited by Python (json + struct only) loaded back.

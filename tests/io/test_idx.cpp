@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IDX files: gzip and plain round trips of files the test writes itself, every malformed-file error, and the
 // real Fashion-MNIST files from Debian's dataset-fashion-mnist when that package is installed.
 #include <doctest/doctest.h>

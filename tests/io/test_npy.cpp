@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .npy reader and writer: NumPy's byte layout built by hand here (not by the writer under test), C and
 // Fortran order, every dtype, order-N arrays, every malformed-file error, and atomic writes.
 #include <doctest/doctest.h>

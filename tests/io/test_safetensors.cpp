@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // safetensors checkpoints: round trips of tensor3s and plain arrays of several dtypes, the [m, n, p] C-order
 // layout checked against Python (json + struct only) both ways, loading into existing tensors, and every kind of
 // malformed file refused with a message naming the file and the problem.

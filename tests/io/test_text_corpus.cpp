@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Folder-per-class text corpora and the word tokenizer: a tiny corpus written here whose vocabulary and ids can be
 // checked by hand, the vocabulary file round trip, and the error paths.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training states (nn/model/training_state.hpp): parameters, AdamW's moments and step survive a save/load round trip
 // bit for bit, so that the next step after loading equals the next step of the run that saved; a weights-only
 // checkpoint is not a state; a model of another shape is refused with nothing changed. nn::fit's use of the states

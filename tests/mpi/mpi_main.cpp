@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The distributed tests' main: MPI_Init, then doctest on every rank (rank 0 prints the summary, the others only
 // their failures), and one exit status for all: a test that failed on any rank fails every rank's run, so mpirun
 // reports it whatever rank it was.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The distributed tensors against the one-process library: every rank builds the same whole tensors from the same
 // seeds, computes the one-process result, and checks its own part of the distributed one (its tubes, or its slices
 // of the transform domain). Double within 1e-12 of the scale, as docs/distributed.md promises; float within its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Distributed training against one process: the spectral model-parallel classifier (each rank its slices of the
 // encoder) and nn::fit in its data- and model-parallel forms, step by step and over whole runs, in double within
 // 1e-12 of the scale. p = 3 slices: uneven blocks on 2 ranks, a rank with no slice on 4.
@@ -206,4 +207,22 @@ TEST_CASE("distributed: layers that mix the slices and inputs that differ stop e
   if (comm.size() > 1)
     CHECK_THROWS_WITH_AS(model.forward(tensor3<double>(), b.info), doctest::Contains("differ across the ranks"),
                          distributed_error);
+}
+
+TEST_CASE("distributed: a causal encoder stays causal when its slices are spread over the ranks") {
+  const dist::communicator comm;
+  const auto c = config(0.0);
+  nn::encoder_stack<double, dct> whole(slice_separable_layers(c));
+  whole.causal = true;  // a language model's stack: token t sees only tokens u ≤ t
+  dist::spectral_encoder_stack<double, dct> spread(comm, whole);
+  const std::size_t batch = 2, length = 5;
+  const auto x = tprod::random_tensor3<double>(batch * length, whole[0].config.width, c.slices, 7);
+  nn::batch b;
+  b.size = batch;
+  b.mode = nn::phase::eval;
+  const tensor3<double> expected = whole.forward(x, b);
+  const auto& y = spread.forward(x, b);
+  CHECK(test::max_diff(y, expected) <= 1e-12 * (1 + test::max_abs(expected)));
+  whole.causal = false;  // and the mask matters here: without it the outputs differ
+  CHECK(test::max_diff(whole.forward(x, b), expected) > 1e-6);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A composition-API model (any nn::layer) as a differentiable map of its parameters, for check_gradients.
 #include "nn_test_util.hpp"

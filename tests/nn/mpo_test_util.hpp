@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared helpers of the MPO-layer and TSA tests: the dense weight of an MPO from its defining product
 // W(i, j) = G_1(:, i_1, j_1, :)⋯G_N(:, i_N, j_N, :) by plain loops, and gradient-check plumbing.

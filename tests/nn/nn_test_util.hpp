@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared helpers of the nn tests: a finite-difference / adjoint gradient checker and naive (plain-loop)
 // reference implementations of the standard layers and of the L-product, independent of the library's kernels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // L-multi-head attention (paper 000 Alg. 2) and paper 001's t-Softmax / t-Attention / t-MHSA.
 #include <doctest/doctest.h>
 

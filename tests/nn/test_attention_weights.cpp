@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Moving a standard attention layer's W^Q, W^K, W^V, W^O to and from tprod::attention_weights: the layout (head j
 // is a block of columns of W^Q, W^K, W^V and of rows of W^O), the round trip, and a classifier whose attention
 // weights went through the conversion (and through the multi-head Tucker tensorization) computing the same logits;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ten_p/Mat_p, patchify (paper 001 eq. 5.7), L-linear (Prop. 22), activations, tensor LayerNorm, positional encodings.
 #include <doctest/doctest.h>
 

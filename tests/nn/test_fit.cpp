@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nn::fit, the library's training loop: it learns a task a small text classifier can learn (and does not with
 // its gradients zeroed), reports every epoch, repeats with the same seed, stops and resumes to the same result, and
 // refuses empty settings and mismatched states by name.
@@ -256,6 +257,14 @@ TEST_CASE("nn::fit refuses to resume from a state with other settings or from a 
   auto new_model = nn::make_text_classifier<double>(resumable_run::config(), tprod::dct{});
   fresh.run(new_model);
   CHECK(std::filesystem::exists(dir / "none.state"));
+
+  // resume or state_every with no state_file would do nothing: refused, not ignored.
+  resumable_run nowhere("");
+  nowhere.options.resume = true;
+  CHECK_THROWS_WITH_AS(nowhere.run(new_model), doctest::Contains("resume needs a state_file"), tprod::argument_error);
+  nowhere.options.resume = false;  // state_every = 5 is still set
+  CHECK_THROWS_WITH_AS(nowhere.run(new_model), doctest::Contains("state_every needs a state_file"),
+                       tprod::argument_error);
 }
 
 TEST_CASE("nn::fit's after_step changes the parameter list mid-run (paper 003's dynamic strategy) and trains it") {

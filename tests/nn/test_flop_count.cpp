@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The FLOP models (flop_count.hpp) against the multiply-adds the layers actually issue (mac_counter), and the
 // papers' printed formulas against both: paper 000's Table 2 and paper 001's eq. 6.10–6.12.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decoder-only language model (nn/model/language_model.hpp): next-token labels, the gradient of the whole
 // model, causality (no position sees a later token), learning a language whose next token needs the context (and
 // not with its gradients zeroed), and generation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // L-FFN (Def. 15, Thm. 16), encoder layer (eq. 4–5 and 5.9–5.10) and decoder layer (eq. 6–8).
 #include <doctest/doctest.h>
 

@@ -1,17 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
 // The learned transform (nn/learned_transform.hpp): Z = Q(S)·Z₀ stays orthogonal and starts at the DCT, and the
 // gradient with respect to S that the layers' backward passes accumulate equals central finite differences of
 // the forward pass, in double, through an L-linear layer, the encoder layer with either LayerNorm domain and
 // attention variant, and a two-layer encoder_stack of the composition API.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "nn_test_util.hpp"
 #include "tprod/algebra/product.hpp"
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/learned_transform.hpp"
 #include "tprod/nn/linear.hpp"
+#include "tprod/nn/decoder.hpp"
+#include "tprod/nn/model/attention_layer.hpp"
+#include "tprod/nn/model/decoder_stack.hpp"
 #include "tprod/nn/model/encoder_stack.hpp"
+#include "tprod/nn/model/linear_layer.hpp"
+#include "tprod/nn/model/norm_layer.hpp"
+#include "tprod/nn/model/sequential.hpp"
 #include "tprod/transform/dct.hpp"
 
 using namespace nn_test;
@@ -222,4 +232,86 @@ TEST_CASE("learned_transform: learning Z fits a teacher whose transform is not t
   CAPTURE(learned_z);
   CHECK(with_dct > 0.05);               // the DCT's slices cannot express Z*'s
   CHECK(learned_z < 1e-3 * with_dct);   // a learned Z can
+}
+
+namespace {
+
+/// A model M holding a learned transform l in one or more of its layers: S is listed once, as `skew_name`, and one
+/// training step (after an evaluation pass, whose unrecorded cycle it must replace) accumulates the gradient of
+/// ⟨w, M(x)⟩ with respect to S that central differences of the forward pass give.
+template <class M>
+void check_trains_z(M& model, const learned& l, const t3& x, const t3& w, nn::batch b, const std::string& skew_name) {
+  std::vector<std::string> names;
+  std::size_t listed = 0;
+  model.for_each_parameter([&](std::string_view name, t3& value, t3&) {
+    names.emplace_back(name);
+    if (&value == &l.skew()) ++listed;
+  });
+  CAPTURE(names.size());
+  CHECK(listed == 1);
+  CHECK(std::find(names.begin(), names.end(), skew_name) != names.end());
+  b.mode = nn::phase::eval;
+  (void)model.forward(x, b);
+  b.mode = nn::phase::train;
+  l.skew_grad().elements().setZero();
+  (void)model.forward(x, b);
+  (void)model.backward(w);
+  const Eigen::MatrixXd analytic = gradient_of(l);
+  b.mode = nn::phase::eval;
+  check_close(analytic, finite_difference(l, [&] { return dot(w, model.forward(x, b)); }));
+}
+
+nn::batch batch_of(std::size_t size, std::vector<std::size_t> lengths = {}) {
+  nn::batch b;
+  b.size = size;
+  b.lengths = std::move(lengths);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("learned_transform: every layer that takes a transform trains a learned one, alone or sharing it") {
+  const std::size_t p = 3;
+  const learned l = moved_transform(p, 21);
+  const t3 x = random_tensor3<double>(4, 4, p, 22);
+
+  SUBCASE("linear_layer in a sequential") {
+    nn::sequential<double, nn::linear_layer<double, learned>> model(
+        nn::linear_layer<double, learned>(nn::make_linear_params<double>(4, 3, p, l, 23), "proj"));
+    check_trains_z(model, l, x, random_tensor3<double>(4, 3, p, 24), batch_of(4), "proj.transform.skew");
+  }
+  SUBCASE("a transform-domain norm_layer and a linear_layer sharing one Z") {
+    using norm = nn::norm_layer<double, learned>;
+    using linear = nn::linear_layer<double, learned>;
+    nn::sequential<double, norm, linear> model(
+        norm(nn::make_layer_norm_params<double>(4, p, nn::layer_norm_kind::transform_domain, 1e-3), l, "norm"),
+        linear(nn::make_linear_params<double>(4, 2, p, l, 25), "head"));
+    check_trains_z(model, l, x, random_tensor3<double>(4, 2, p, 26), batch_of(4), "norm.transform.skew");
+  }
+  SUBCASE("attention_layer") {
+    using attn = nn::attention_layer<double, learned>;
+    nn::sequential<double, attn> model(attn(nn::make_attention_params<double>(4, 2, p, l, 27), "attn"));
+    check_trains_z(model, l, x, random_tensor3<double>(4, 4, p, 28), batch_of(2, {2, 1}), "attn.transform.skew");
+  }
+  SUBCASE("a linear_layer before an encoder_stack, one Z") {
+    const auto cfg = small_config(nn::layer_norm_kind::original_domain, nn::norm_placement::post,
+                                  nn::attention_variant::spectral);
+    using linear = nn::linear_layer<double, learned>;
+    using encoder = nn::encoder_stack<double, learned>;
+    nn::sequential<double, linear, encoder> model(linear(nn::make_linear_params<double>(4, 4, p, l, 29), "in"),
+                                                  encoder({nn::make_encoder_params<double>(cfg, l, 30)}));
+    check_trains_z(model, l, x, random_tensor3<double>(4, 4, p, 31), batch_of(2), "in.transform.skew");
+  }
+  SUBCASE("decoder_stack") {
+    const auto cfg = small_config(nn::layer_norm_kind::transform_domain, nn::norm_placement::pre,
+                                  nn::attention_variant::spectral);
+    nn::decoder_stack<double, learned> dec({nn::make_decoder_params<double>(cfg, l, 32)});
+    const t3 memory = random_tensor3<double>(6, 4, p, 33);
+    dec.set_memory(memory);
+    check_trains_z(dec, l, x, random_tensor3<double>(4, 4, p, 34), batch_of(2), "decoder.transform.skew");
+    const learned other(p);  // a second Z would run untrained in the second layer: refused
+    CHECK_THROWS_WITH_AS((nn::decoder_stack<double, learned>({nn::make_decoder_params<double>(cfg, l, 35),
+                                                              nn::make_decoder_params<double>(cfg, other, 36)})),
+                         doctest::Contains("share"), tprod::shape_error);
+  }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The composition API: stateful layers, sequential models, the text and vision classifiers, dropout, parameter
 // lists with stable addresses, gradient accumulation.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MPO over-parameterized fine-tuning (nn/model/mpo_finetune.hpp): the exact MPO of a model's weight matrices (merged
 // weights, unchanged outputs at step 0), core gradients against finite differences, the importance score I_W by
 // hand, the factorization rule, module groups, static and dynamic selection, errors.
@@ -159,6 +160,8 @@ TEST_CASE("MPO over-parameterization errors name what is wrong") {
   nn::mpo_overparameterized<double, decltype(model)> over(model);
   CHECK_THROWS_WITH_AS(over.over_parameterize("encoder.0.attn.w_q"), doctest::Contains("no parameter 'encoder.0.attn.w_q'"),
                        tprod::shape_error);
+  CHECK_THROWS_WITH_AS(over.over_parameterize("head.weight", nn::mpo_factorization{{2, 2}, {3, 1}}, 3),
+                       doctest::Contains("order 3 was asked for"), tprod::shape_error);  // not silently 2 cores
   CHECK_THROWS_WITH_AS(over.over_parameterize("head.weight", nn::mpo_factorization{{2, 2}, {3}}),
                        doctest::Contains("does not factor"), tprod::shape_error);
   CHECK_THROWS_WITH_AS(over.over_parameterize("head.weight", nn::mpo_factorization{{2, 2, 3}, {3, 1, 1}}),

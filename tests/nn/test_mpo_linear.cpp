@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trainable MPO linear layer Y = X·W: forward and backward against the dense layer with W formed from the
 // cores by loops, gradient checks of the input and every core, initialization, the QTT parameter count, errors.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Multi-linear attention (paper 003 eq. 2) and TensorCoder's dimension-wise attention: dense references,
 // masks, gradients, errors, parameter counts, and both inside an encoder layer.
 #include <doctest/doctest.h>

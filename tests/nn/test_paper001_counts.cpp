@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Paper 001's parameter counts (§7), rebuilt from its stated configurations with the library's own models and
 // pinned exactly: the classification pair (Table 7.1: 119,194 Std-ViT vs 43,114 TCP-ViT, d = 16, C = 3, L = 4,
 // H = 4, r_ff = 4, N = 64 patches) and the segmentation encoders (Table 7.3: 1,188,480 vs 402,048, d = 64, C = 3,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensorized spectral attention (TSA): forward against a plain-loop reference of Algorithm 1 (with the general
 // polynomial filter and padding), gradient checks of the input, every key/value/projection core and α, the QTT
 // parameter count, Θ's zero diagonal and symmetry, and errors.

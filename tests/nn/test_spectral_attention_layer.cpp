@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stateful TSA layer (nn/model/spectral_attention_layer.hpp), the attention-only layer
 // (nn/model/attention_layer.hpp) and paper 002's additive attention (nn/model/additive_attention_layer.hpp): the
 // same output as the stateless functions or a plain loop, gradients through the layer's tensor3 parameters (finite

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Embedding, class token, pooling, cross-entropy, AdamW, clipping, schedules, parameter counts.
 #include <doctest/doctest.h>
 

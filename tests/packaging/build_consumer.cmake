@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -P script behind the packaging tests: configures, builds and runs tests/packaging/consumer against
 # tprod in one way (MODE = find_package, add_subdirectory or fetchcontent, header-only; or instances: the
 # package installed from the build TPROD_BUILD_DIR, linking tprod::instances), in a fresh WORK_DIR.
@@ -35,6 +36,8 @@ if(MODE STREQUAL "instances" OR MODE STREQUAL "cuda")
 elseif(MODE STREQUAL "find_package_without_fftw")  # installed from a build with FFTW, switched off by the consumer
   set(consume find_package)
   set(install_fftw ON)
+elseif(MODE STREQUAL "missing_component")  # a header-only install (no MPI) asked for its mpi component
+  set(consume find_package)
 endif()
 set(consumer_options -DTPROD_CONSUME=${consume} -DTPROD_EXPECT_FFTW=${expect_fftw})
 if(consume STREQUAL "find_package" AND NOT MODE MATCHES "^(instances|cuda)$")
@@ -59,6 +62,17 @@ else()
 endif()
 
 set(build "${WORK_DIR}/consumer-build")
+if(MODE STREQUAL "missing_component")
+  # The consumer's configure must fail with the package's sentence on how to build the component.
+  execute_process(COMMAND "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${build}" ${common} ${consumer_options}
+                          -DTPROD_COMPONENTS=mpi
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT "${out}${err}" MATCHES "installed without its mpi component.*-DTPROD_ENABLE_MPI=ON")
+    message(FATAL_ERROR "packaging[${MODE}]: expected the configure to fail naming -DTPROD_ENABLE_MPI=ON, got ${rc}:\n${out}${err}")
+  endif()
+  message(STATUS "packaging[${MODE}]: refused as expected")
+  return()
+endif()
 run("configure the consumer" "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${build}" ${common} ${consumer_options})
 if(consume STREQUAL "find_package")
   # The consumer must have found the package just installed, not some other tprod on the machine.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A gradient checker for maps whose variables are plain arrays of doubles (Eigen matrices, ndtensor cores),
 // the counterpart of tests/nn/nn_test_util.hpp's checker for tensor3 variables.

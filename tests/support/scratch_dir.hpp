@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fresh temporary directory per test, removed with everything in it afterwards; and helpers to list it and to
 // catch an exception's message.

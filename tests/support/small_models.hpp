@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The small models the nn, io and device tests share: a text classifier, its batch, a language model and a vision
 // transformer, each a few hundred parameters, so that a finite-difference check or a step on two backends is quick.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared test support: scalar lists, tolerances, the transforms to sweep, and an independent reference
 // implementation of the L-product (plain loops with a test-built Z), used as the oracle.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of transform/dct.hpp, dft.hpp, matrix_transform.hpp, identity_transform.hpp and transformed.hpp:
 // the pinned normalizations against values built here from the definitions, round trips, both paths, errors.
 #include "scratch_dir.hpp"

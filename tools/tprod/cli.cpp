@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tprod program: command-line parsing, help, the transform choice, error reporting and exit statuses.
 // Exit status 0 on success, 1 for a data error, 2 for a usage error; every error is one line on stderr.
 #include "cli.hpp"
@@ -37,6 +38,15 @@ const std::string transforms_help =
     "  matrix:Z.npy   any invertible p x p real or complex Z: Ahat[i, j, :] = Z @ A[i, j, :]\n";
 
 const option help_option{"help", 'h', "", "show this help and exit", false};
+// Accepted by every command with --transform: the run then takes transform_path::tuned.
+const option tune_option{"tune", 0, "",
+                         "time FFTW against the matrix path at first use and take the faster (when built with FFTW;\n"
+                         "                          the last bits of the results may then differ between runs)",
+                         false};
+
+bool uses_transform(const command& c) {
+  return std::any_of(c.options.begin(), c.options.end(), [](const option& o) { return o.name == "transform"; });
+}
 
 std::string one_line(std::string s) {
   for (char& c : s)
@@ -47,15 +57,14 @@ std::string one_line(std::string s) {
 void print_command_help(const command& c, std::ostream& out) {
   out << "Usage: tprod " << c.name << " " << c.synopsis << "\n\n" << c.description << "\n\nOptions:\n";
   std::vector<option> all = c.options;
+  if (uses_transform(c)) all.push_back(tune_option);
   all.push_back(help_option);
   for (const option& o : all) {
     std::string left = o.short_name ? std::string("-") + o.short_name + ", --" + o.name : "    --" + o.name;
     if (!o.meta.empty()) left += " " + o.meta;
     out << "  " << left << std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') << o.help << "\n";
   }
-  bool uses_transform = false;
-  for (const option& o : c.options) uses_transform |= o.name == "transform";
-  if (uses_transform) out << "\n" << transforms_help;
+  if (uses_transform(c)) out << "\n" << transforms_help;
   out << "\nExit status: 0 on success, 1 for a data error, 2 for a usage error.\n";
 }
 
@@ -78,6 +87,7 @@ const option* find_option(const command& c, std::string_view token) {
     if (token.size() == 2 && token[0] == '-' && o.short_name && token[1] == o.short_name) return &o;
     if (token.substr(0, 2) == "--" && token.substr(2) == o.name) return &o;
   }
+  if (token == "--tune" && uses_transform(c)) return &tune_option;
   return nullptr;
 }
 
@@ -225,6 +235,65 @@ void staged_outputs::add(const std::filesystem::path& file, io::npy_dtype dtype,
   files_.back().finish();
 }
 
+option output_dir_option(const std::string& names) {
+  return {"output", 'o', "DIR", "the folder to write " + names + " into (made when missing)", false};
+}
+option output_prefix_option(const std::string& names) {
+  return {"prefix", 0, "PREFIX", "write them as PREFIX_" + names + " instead", false};
+}
+
+namespace {
+std::string kind_of(const std::filesystem::file_status& s) {
+  switch (s.type()) {
+    case std::filesystem::file_type::regular: return "a file";
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::fifo: return "a pipe";
+    case std::filesystem::file_type::socket: return "a socket";
+    default: return "not a folder";
+  }
+}
+}  // namespace
+
+output_set::output_set(const invocation& inv) : where_(inv.prefix()) {
+  if (inv.has("output") == inv.has("prefix"))
+    throw usage_error(where_ + "give the folder for the outputs, -o DIR, or --prefix PREFIX (one of the two)");
+  if (inv.has("prefix")) {
+    prefix_ = inv.value("prefix");
+    if (prefix_.empty()) throw usage_error(where_ + "--prefix must not be empty");
+    return;
+  }
+  dir_ = inv.value("output");
+  if (dir_.empty()) throw usage_error(where_ + "-o must name a folder");
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir_, ec);  // follows links: a link to a folder is a folder
+  if (std::filesystem::exists(status)) {
+    if (!std::filesystem::is_directory(status))
+      throw usage_error(where_ + "-o " + dir_.string() + " is " + kind_of(status) +
+                        ", not a folder: give the folder to write into, or --prefix PREFIX for files named PREFIX_*");
+    return;
+  }
+  made_dir_ = std::filesystem::create_directories(dir_, ec);
+  if (ec || !made_dir_) throw data_error(dir_.string() + ": cannot make the output folder: " + ec.message());
+}
+
+output_set::~output_set() {
+  std::error_code ec;
+  if (made_dir_ && !committed_) std::filesystem::remove(dir_, ec);  // only when still empty
+}
+
+std::filesystem::path output_set::file(const std::string& name) const {
+  return prefix_.empty() ? dir_ / (name + ".npy") : std::filesystem::path(prefix_ + "_" + name + ".npy");
+}
+
+void output_set::commit(staged_outputs& files, std::ostream& log) {
+  files.commit();
+  committed_ = true;
+  std::string list;
+  for (const auto& t : files.targets()) list += (list.empty() ? "" : ", ") + t.string();
+  log << where_ << "wrote " << list << "\n";
+}
+
 void check_transform_spelling(const invocation& inv) {
   const std::string spec = inv.get("transform").value_or("dct");
   if (spec == "dct" || spec == "dft" || spec == "identity") return;
@@ -235,9 +304,19 @@ void check_transform_spelling(const invocation& inv) {
 
 transform_choice load_transform(const invocation& inv, std::size_t p, const std::string& tubes_from) {
   check_transform_spelling(inv);
-  // Checked whatever the transform, so that a bad value is reported even where it has no effect.
+  // The value is checked first, whatever the transform; then an option that would have no effect is refused.
   const double max_condition =
       inv.has("max-condition") ? parse_real(inv, "max-condition", 1.0, std::numeric_limits<double>::max(), false) : -1.0;
+  const std::string spelled = inv.get("transform").value_or("dct");
+  if (inv.has("max-condition") && spelled.rfind("matrix:", 0) != 0)
+    throw usage_error(inv.prefix() + "--max-condition applies to --transform matrix:Z.npy only (" + spelled +
+                      " is invertible exactly, with no condition to bound)");
+  if (inv.has("tune") && !TPROD_HAS_FFTW)
+    throw usage_error(inv.prefix() + "--tune times FFTW against the matrix path, and this tprod was built without "
+                                     "FFTW (configure it with -DTPROD_USE_FFTW=ON)");
+  if (inv.has("tune") && spelled != "dct" && spelled != "dft")
+    throw usage_error(inv.prefix() + "--tune applies to --transform dct and dft only (" + spelled +
+                      " has no FFT to time)");
   transform_choice t;
   t.spec = inv.get("transform").value_or("dct");
   if (t.spec == "dct") return t;
@@ -298,6 +377,9 @@ int main(int argc, char** argv) {
     where = "tprod " + cmd->name + ": ";
     const auto inv = parse(*cmd, std::vector<std::string>(args.begin() + 1, args.end()), std::cout);
     if (!inv) return 0;
+    // The same input gives the same bits on every run unless --tune asks for a timed choice of path.
+    std::optional<tprod::execution_scope> tuned;
+    if (inv->has("tune")) tuned.emplace(tprod::execution{tprod::transform_path::tuned});
     cmd->run(*inv, std::cout);
     std::cout.flush();
     if (!std::cout) throw data_error("cannot write to standard output");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <cctype>
 // The tprod program's shared parts: the command table, the parsed command line, errors with their exit
@@ -242,9 +243,46 @@ class staged_outputs {
     for (const auto& f : files_) f.check_replaceable();  // the one failure a rename can still meet here
     for (auto& f : files_) f.commit();
   }
+  /// The targets, in the order added.
+  std::vector<std::filesystem::path> targets() const {
+    std::vector<std::filesystem::path> t;
+    for (const auto& f : files_) t.push_back(f.target());
+    return t;
+  }
 
  private:
   std::vector<io::atomic_file> files_;
+};
+
+/// The options -o DIR and --prefix PREFIX of a command whose outputs are `names` ("U.npy, S.npy and V.npy").
+option output_dir_option(const std::string& names);
+option output_prefix_option(const std::string& names);
+
+/// Where a command with several outputs writes them: `-o DIR`, the files DIR/NAME.npy (DIR made when missing), or
+/// `--prefix PREFIX`, the files PREFIX_NAME.npy; exactly one of the two. A DIR that exists and is not a folder
+/// (a file, /dev/null, a socket) is refused before any work; an output that exists and is not a regular file (a
+/// folder, a device) is refused before any output is replaced (staged_outputs). A folder this made is removed again
+/// when the command fails before committing.
+class output_set {
+ public:
+  /// @throws usage_error unless exactly one of -o and --prefix is given, or when DIR is not a folder; data_error when
+  /// DIR cannot be made.
+  explicit output_set(const invocation& inv);
+  output_set(const output_set&) = delete;
+  output_set& operator=(const output_set&) = delete;
+  ~output_set();
+
+  /// The file of the output NAME ("U"): DIR/U.npy or PREFIX_U.npy.
+  std::filesystem::path file(const std::string& name) const;
+  /// Commits `files` and says on `log` (standard error) where they went: "tprod svd: wrote out/U.npy, ...".
+  void commit(staged_outputs& files, std::ostream& log);
+
+ private:
+  std::string where_;
+  std::filesystem::path dir_;
+  std::string prefix_;
+  bool made_dir_ = false, committed_ = false;
+  std::vector<std::filesystem::path> written_;
 };
 
 /// Writes one tensor atomically.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tprod compress-attention: TensorLLM's shared-factor multi-head Tucker (nn::compress_attention) on the attention
 // weights of a safetensors checkpoint written by tprod's models, computed in double precision and written back in
 // the file's dtype; every other tensor and the metadata are copied byte for byte.
@@ -166,6 +167,12 @@ command compress_attention_command() {
                 throw usage_error(inv.prefix() + "--layers names a layer twice: '" + inv.value("layers") + "'");
             }
             const io::safetensors_reader file(inv.input(0));
+            // A checkpoint that records its heads (nn::to_metadata) must agree: a wrong H would split the
+            // projections into the wrong heads and still write a result.
+            if (const auto it = file.metadata().find("heads");
+                it != file.metadata().end() && it->second != std::to_string(heads))
+              throw data_error(file.name() + ": its metadata says heads = " + it->second + ", but --heads is " +
+                               std::to_string(heads));
             const auto layers = chosen_layers(inv, file);
             // The layers' dtype: every w_qkv and w_o of them F32, or every one F64.
             const std::string dtype = file.entry(qkv_name(layers.front())).dtype;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tprod identity --size M --tubes P -o I.npy [--transform T] [--dtype float32|float64]: the L-identity.
 #include "cli.hpp"
 #include "tprod/algebra/identity.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tprod inverse A.npy -o Ainv.npy [--transform T]: the L-inverse.
 #include "cli.hpp"
 #include "tprod/algebra/inverse.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tprod product A.npy B.npy -o C.npy [--transform T]: C = A *_L B.
 #include "cli.hpp"
 #include "tprod/algebra/product.hpp"

@@ -1,8 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // tprod svd and tprod rank: the two commands built on the slice SVDs, which compute in double precision
 // (factorizations.hpp).
-//   tprod svd A.npy -o PREFIX [--transform T] [--rank K | --energy G]: the L-SVD, written as PREFIX_{U,S,V}.npy.
+//   tprod svd A.npy (-o DIR | --prefix PREFIX) [--transform T] [--rank K | --energy G]: the L-SVD, written as
+//   DIR/{U,S,V}.npy or PREFIX_{U,S,V}.npy.
 //   tprod rank A.npy [--transform T] [--tol TOL]: tubal, average and multi-rank as one JSON object.
 #include <algorithm>
+#include <iostream>
 #include <limits>
 
 #include "factorizations.hpp"
@@ -11,20 +14,22 @@ namespace tprod::cli {
 
 command svd_command() {
   return {"svd",
-          "A.npy -o PREFIX [--transform T] [--rank K | --energy G]",
+          "A.npy (-o DIR | --prefix PREFIX) [--transform T] [--rank K | --energy G]",
           "A = U *_L S *_L V^T, the L-SVD",
-          "Writes PREFIX_U.npy, PREFIX_S.npy and PREFIX_V.npy with A = U *_L S *_L V^T (economy size:\n"
+          "Writes U.npy, S.npy and V.npy into the folder DIR (or PREFIX_U.npy, ...) with A = U *_L S *_L V^T\n"
+          "(economy size:\n"
           "U (m, r, p), S (r, r, p), V (n, r, p), r = min(m, n)); U and V are L-orthogonal, S is f-diagonal.\n"
           "--rank K keeps the K largest singular values of every transform-domain slice (r = K <= min(m, n)).\n"
           "--energy G keeps the smallest multi-rank holding at least the fraction G of the energy ||L(A)||_F^2\n"
           "(r = the largest kept slice rank; discarded singular values are zero in S).\n"
-          "The factors have A's dtype; real under dft for real A. All three files are replaced together.\n"
+          "The factors have A's dtype; real under dft for real A. All three files are replaced together, and\n"
+          "standard error says where they were written.\n"
           "Prints one JSON object on standard output:\n"
           "  {\"relative_error\": e, \"compression_ratio\": c, \"tubal_rank\": r, \"multi_rank\": [r_0, ..., r_{p-1}]}\n"
           "e = ||A - U *_L S *_L V^T||_F / ||A||_F, c = m n p / (sum_k r_k (m + n + 1)), the numbers the truncated\n"
           "factors store, r_k the singular values kept in transform-domain slice k.",
           {"A.npy"},
-          {output_option("prefix of the output files PREFIX_U.npy, PREFIX_S.npy, PREFIX_V.npy", "PREFIX"),
+          {output_dir_option("U.npy, S.npy and V.npy"), output_prefix_option("U.npy, S.npy and V.npy"),
            transform_option(), max_condition_option(),
            {"rank", 0, "K", "truncate to tubal rank K", false},
            {"energy", 0, "G", "truncate to the energy fraction G, 0 < G <= 1", false}},
@@ -35,14 +40,14 @@ command svd_command() {
             const double gamma = inv.has("energy") ? parse_real(inv, "energy", 0.0, 1.0, true) : 0.0;
             check_transform_spelling(inv);
             const std::string& file = inv.input(0);
-            const std::string prefix = inv.value("output");
+            output_set outputs(inv);
             with_input_in_double(inv, file, [&](const auto& a, const transform_choice& t, const tensor_header& h) {
               const auto r = about(file, [&] { return lsvd(a, t, {k, gamma}); });
               staged_outputs out;
-              out.add(prefix + "_U.npy", r.u, h.dtype);
-              out.add(prefix + "_S.npy", r.s, h.dtype);
-              out.add(prefix + "_V.npy", r.v, h.dtype);
-              out.commit();
+              out.add(outputs.file("U"), r.u, h.dtype);
+              out.add(outputs.file("S"), r.s, h.dtype);
+              out.add(outputs.file("V"), r.v, h.dtype);
+              outputs.commit(out, std::cerr);
               json << "{\"relative_error\": " << json_number(r.relative_error)
                    << ", \"compression_ratio\": " << json_number(r.compression_ratio) << ", \"tubal_rank\": "
                    << *std::max_element(r.multi_rank.begin(), r.multi_rank.end())

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tprod transform A.npy -o Ahat.npy [--transform T] [--inverse]: Ahat = L(A), or A = L^-1(Ahat).
 #include "cli.hpp"
 

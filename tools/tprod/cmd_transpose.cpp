@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tprod transpose A.npy -o AT.npy [--transform T]: the L-transpose.
 #include "cli.hpp"
 #include "tprod/algebra/transpose.hpp"

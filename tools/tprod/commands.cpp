@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command table: a new subcommand is a cmd_*.cpp defining `command NAME_command()` and one line here.
 #include "cli.hpp"
 

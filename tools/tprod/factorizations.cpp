@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The definitions behind factorizations.hpp, for the two working scalars. The L-SVDs and ranks themselves (and
 // Eigen's BDCSVD under them) come compiled from tprod::instances for the common transforms.
 #include "factorizations.hpp"

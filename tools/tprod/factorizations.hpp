@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The slice factorizations of the program (tprod svd, tprod rank), computed in double precision: float32 and
 // complex64 data are promoted, and their factors rounded back when written: two working scalars instead of four

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file extern_templates.hpp
 /// @brief The algebra's heavy instantiations for the common scalars and transforms, declared `extern template`

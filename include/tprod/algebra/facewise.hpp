@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file facewise.hpp
 /// @brief The facewise product C = A △ B, C(:, :, k) = A(:, :, k)·B(:, :, k), in either domain.

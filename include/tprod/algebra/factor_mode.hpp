@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file factor_mode.hpp
 /// @brief factor_mode: full or economy-size factors of the L-SVD and the L-QR.

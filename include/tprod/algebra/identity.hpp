@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file identity.hpp
 /// @brief The L-identity I = L⁻¹(stack of I_m) (pinned; paper 000 Def. 5): A *_L I = I *_L A = A.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file inverse.hpp
 /// @brief The L-inverse A⁻¹ = L⁻¹(slice-wise inverses of Â) (pinned; paper 000 Def. 7): A *_L A⁻¹ = I.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mode_product.hpp
 /// @brief Mode-n products of a tensor3 with a matrix (Kolda–Bader): (A ×ₙ U) multiplies every mode-n fiber by U.

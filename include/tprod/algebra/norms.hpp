@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file norms.hpp
 /// @brief Frobenius norm and inner product, in the original and the transform domain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file predicates.hpp
 /// @brief Structure tests (paper 000 Def. 7, paper 001 Def. 3.4), all judged in the transform domain.
@@ -18,6 +19,15 @@
 
 namespace tprod {
 
+namespace detail {
+/// max|x| over the entries of an Eigen expression, 0 for an empty one (Eigen's maxCoeff requires an entry).
+template <class X>
+auto max_abs(const X& x) {
+  using R = decltype(x.cwiseAbs().maxCoeff());
+  return x.size() == 0 ? R(0) : x.cwiseAbs().maxCoeff();
+}
+}  // namespace detail
+
 template <class T> real_t<T> default_tolerance(std::size_t m, std::size_t n, std::size_t p) {
   return real_t<T>(100) * epsilon_v<T> * real_t<T>(std::max({m, n, p, std::size_t(1)}));
 }
@@ -33,7 +43,7 @@ bool is_orthogonal(const transformed<T, L, E, S>& qhat, real_t<T> tol = -1) {
       const auto q = qhat.slice(k);
       const auto gram = (q.adjoint() * q).eval();
       using G = std::decay_t<decltype(gram)>;
-      if ((gram - G::Identity(gram.rows(), gram.cols())).cwiseAbs().maxCoeff() > tol) return false;
+      if (detail::max_abs(gram - G::Identity(gram.rows(), gram.cols())) > tol) return false;
     }
     return true;
   }
@@ -57,8 +67,8 @@ bool is_f_diagonal(const X& a, double tol = -1) {
     const auto v = cview(t);
     using V = value_type_of<std::remove_cvref_t<decltype(t)>>;
     if (tol < 0) tol = default_tolerance<V>(v.m(), v.n(), v.p());
-    const double scale = std::max(1.0, double(Eigen::Map<const Eigen::Matrix<V, Eigen::Dynamic, 1>>(
-                                                v.data(), Eigen::Index(v.size())).cwiseAbs().maxCoeff()));
+    const double scale = std::max(1.0, double(detail::max_abs(Eigen::Map<const Eigen::Matrix<V, Eigen::Dynamic, 1>>(
+                                                v.data(), Eigen::Index(v.size())))));
     for (std::size_t k = 0; k < v.p(); ++k)
       for (std::size_t j = 0; j < v.n(); ++j)
         for (std::size_t i = 0; i < v.m(); ++i)
@@ -72,14 +82,14 @@ namespace detail {
 template <scalar T, transform_policy L, extents3_type E>
 real_t<T> slice_scale(const transformed<T, L, E>& ahat) {
   real_t<T> scale = 1;
-  for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, ahat.slice(k).cwiseAbs().maxCoeff());
+  for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, max_abs(ahat.slice(k)));
   return scale;
 }
 /// Whether every stored slice of a square host tensor is Hermitian within `bound` (max-abs deviation).
 template <scalar T, transform_policy L, extents3_type E>
 bool slices_hermitian(const transformed<T, L, E>& ahat, real_t<T> bound) {
   for (std::size_t k = 0; k < ahat.stored_slices(); ++k)
-    if ((ahat.slice(k) - ahat.slice(k).adjoint()).cwiseAbs().maxCoeff() > bound) return false;
+    if (max_abs(ahat.slice(k) - ahat.slice(k).adjoint()) > bound) return false;
   return true;
 }
 }  // namespace detail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file product.hpp
 /// @brief The L-product A *_L B = L⁻¹(L(A) △ L(B)).

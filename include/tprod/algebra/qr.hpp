@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file qr.hpp
 /// @brief The L-QR A = Q *_L R: one Householder QR per transform-domain slice, Â_k = Q̂_k R̂_k, mapped back by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file rank.hpp
 /// @brief Ranks under the L-product (paper 000, Def. 9–10): the multi-rank (r_0, …, r_{p−1}) with

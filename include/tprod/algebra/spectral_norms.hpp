@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file spectral_norms.hpp
 /// @brief The spectral and nuclear norms under an L-product, from the singular values of the transform-domain

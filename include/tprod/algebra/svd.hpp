@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file svd.hpp
 /// @brief The L-SVD A = U *_L S *_L Vᵀ (paper 000, Thm. 8): one matrix SVD per transform-domain slice,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file svd_truncation.hpp
 /// @brief Working with an L-SVD once it is computed: truncating it to a tubal rank or an energy fraction

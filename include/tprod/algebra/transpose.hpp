@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transpose.hpp
 /// @brief The L-transpose Aᵀ = L⁻¹(slice-wise conjugate transpose of Â) (pinned; paper 000 Def. 6).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file z_gradient.hpp
 /// @brief Gradients with respect to the transform matrix Z of a real matrix_transform: of the transform

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file config.hpp
 /// @brief Compile-time switches and the two checking macros.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file execution.hpp
 /// @brief tprod::execution, the host's execution settings (transform path and threads), set_num_threads and

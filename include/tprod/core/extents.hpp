@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file extents.hpp
 /// @brief extents3<M, N, P>: the shape of a third-order tensor, each extent fixed at compile time or dynamic.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file memory_space.hpp
 /// @brief Where a tensor's elements live, and how the backend that computes on them is found.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file random.hpp
 /// @brief Seeded random tensors (uniform in [−1, 1], real and imaginary parts), for tests, benchmarks and examples.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file scalar.hpp
 /// @brief The scalar types tprod computes with and traits over them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tensor3.hpp
 /// @brief tensor3<T, Extents, Space>: an owning third-order tensor A ∈ T^{m×n×p} in host or device memory.
@@ -109,9 +110,9 @@ class tensor3 {
   }
 
   const Extents& extents() const { return extents_; }
-  std::size_t m() const { return extents_.m(); }
-  std::size_t n() const { return extents_.n(); }
-  std::size_t p() const { return extents_.p(); }
+  std::size_t m() const { return extents_.m(); }  ///< rows (the first extent)
+  std::size_t n() const { return extents_.n(); }  ///< columns (the second extent)
+  std::size_t p() const { return extents_.p(); }  ///< tube length: the number of frontal slices (the third extent)
   std::size_t size() const { return extents_.size(); }
   std::string shape() const { return extents_.to_string(); }
   T* data() { return storage_.data(); }

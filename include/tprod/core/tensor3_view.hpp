@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tensor3_view.hpp
 /// @brief tensor3_view<T, Extents>: a non-owning view of a third-order tensor in tprod's storage order.
@@ -45,9 +46,9 @@ class tensor3_view {
 
   constexpr T* data() const { return data_; }
   constexpr const Extents& extents() const { return extents_; }
-  constexpr std::size_t m() const { return extents_.m(); }
-  constexpr std::size_t n() const { return extents_.n(); }
-  constexpr std::size_t p() const { return extents_.p(); }
+  constexpr std::size_t m() const { return extents_.m(); }  ///< rows (the first extent)
+  constexpr std::size_t n() const { return extents_.n(); }  ///< columns (the second extent)
+  constexpr std::size_t p() const { return extents_.p(); }  ///< tube length: the number of frontal slices
   constexpr std::size_t size() const { return extents_.size(); }
   std::string shape() const { return extents_.to_string(); }
 

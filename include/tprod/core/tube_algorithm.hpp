@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tube_algorithm.hpp
 /// @brief The structure of a transform's Z that a backend can exploit instead of a GEMM with it. Declared in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file block_term.hpp
 /// @brief Block-term decomposition (De Lathauwer 2008) X ≈ Σ_{p=1}^{P} G_p ×_1 A_p ×_2 B_p ×_3 C_p in P rank-(L, M, N)
@@ -230,8 +231,9 @@ block_term_result<T> block_term_als(const ndtensor<T>& x, std::size_t terms, con
     for (std::size_t n = 0; n < shape.size(); ++n)
       dominant[n] = detail::mode_singular_subspace(x, n, false)
                         .basis.leftCols(Eigen::Index(std::min(terms * ranks[n], shape[n])));
+  TPROD_EXPECTS(options.restarts >= 1, "block_term_als: restarts must be at least 1 (one run), got 0");
   block_term_result<T> best;
-  for (std::size_t k = 0; k < std::max<std::size_t>(1, options.restarts); ++k) {
+  for (std::size_t k = 0; k < options.restarts; ++k) {
     block_term_result<T> r = detail::btd_run(x, terms, ranks, options, options.seed + k, dominant);
     if (k == 0 || r.relative_error < best.relative_error) best = std::move(r);
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file contraction.hpp
 /// @brief Contractions of order-N tensors over one shared mode.

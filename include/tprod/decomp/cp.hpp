@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file cp.hpp
 /// @brief CP (CANDECOMP/PARAFAC) decomposition X ≈ Σ_{r=1}^{R} λ_r a_r⁽¹⁾ ∘ ⋯ ∘ a_r⁽ᴺ⁾ by alternating least squares,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file extern_templates.hpp
 /// @brief The decompositions (Tucker, TT, MPO, block-term, CP, multilinear attention) for float and double,

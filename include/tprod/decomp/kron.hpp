@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file kron.hpp
 /// @brief Kronecker and Khatri–Rao products of matrices and of order-N tensors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file low_rank.hpp
 /// @brief The best rank-k approximation of one matrix (Eckart–Young), A ≈ U_k Σ_k V_kᵀ by a thin SVD: the rank
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "tprod/core/detail/eigen_svd.hpp"
 #include "tprod/decomp/ndtensor.hpp"
 
 namespace tprod {
@@ -36,7 +38,7 @@ low_rank_result<T> low_rank_approximation(const dense_matrix<T>& a, std::size_t 
                                                " must lie in 1..min(m, n) for a " + shape_string(a) + " matrix");
   if (!a.allFinite())
     throw numerical_error("low_rank_approximation: the " + shape_string(a) + " matrix has non-finite entries");
-  const Eigen::BDCSVD<dense_matrix<T>> svd(a, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  const auto svd = tprod::detail::bdc_svd<Eigen::ComputeThinU | Eigen::ComputeThinV>(a);
   detail::expect_success(svd, "low_rank_approximation");
   const auto k = Eigen::Index(rank);
   const auto& sigma = svd.singularValues();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mode_product.hpp
 /// @brief The mode-n product X ×_n U of an order-N tensor with a matrix, and chains of them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mpo.hpp
 /// @brief Matrix Product Operators (TT-matrices): a matrix W ∈ ℝ^{I×J} with I = Π I_n, J = Π J_n stored as cores

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file multihead_tucker.hpp
 /// @brief Tucker decomposition of a multi-head attention layer with factor matrices shared across heads

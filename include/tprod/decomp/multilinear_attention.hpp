@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file multilinear_attention.hpp
 /// @brief Multi-linear attention (Tensorized Transformer, Ma et al. 2019; paper 003): the block-term tensor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file ndtensor.hpp
 /// @brief ndtensor<T>: the order-N tensor of the decompositions, and what every decomposition needs of it.
@@ -19,7 +20,12 @@
 #include <random>
 #include <string>
 #include <vector>
+// xtensor 0.26 moved its headers into folders (xtensor/containers/xarray.hpp); 0.24 and 0.25 have them flat.
+#if __has_include(<xtensor/containers/xarray.hpp>)
+#include <xtensor/containers/xarray.hpp>
+#else
 #include <xtensor/xarray.hpp>
+#endif
 
 #include "tprod/core/detail/dense_matrix.hpp"
 #include "tprod/core/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tensor_train.hpp
 /// @brief Tensor-Train (TT) format (Oseledets 2011): TT-SVD with maximal ranks or a guaranteed accuracy,
@@ -101,7 +102,7 @@ ndtensor<T> core_from(const dense_matrix<T>& m, std::size_t r0, std::size_t i, s
 template <real_scalar T, class Derived>
 dense_matrix<T> split_off_core(const Eigen::MatrixBase<Derived>& carry, std::size_t r0, std::size_t i, double delta2,
                                std::size_t max_rank, ndtensor<T>& core) {
-  const Eigen::BDCSVD<dense_matrix<T>> svd(carry, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  const auto svd = tprod::detail::bdc_svd<Eigen::ComputeThinU | Eigen::ComputeThinV>(carry);
   expect_success(svd, "TT-SVD");
   const auto& sigma = svd.singularValues();
   std::vector<double> energies(std::size_t(sigma.size()));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tucker.hpp
 /// @brief Tucker decompositions X ≈ G ×_1 U_1 ×_2 U_2 ⋯ ×_N U_N: HOSVD, sequentially truncated HOSVD and HOOI,

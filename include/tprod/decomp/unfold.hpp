@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file unfold.hpp
 /// @brief Mode-n unfolding (matricization) X_(n) and its inverse, folding (Kolda–Bader ordering).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file communicator.hpp
 /// @brief The MPI communicator distributed tensors live on, the MPI datatypes of tprod's scalars, and the one way a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file data_parallel.hpp
 /// @brief Data-parallel training of any nn model over MPI: every rank holds the whole model, trains on its own

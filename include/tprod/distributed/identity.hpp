@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file identity.hpp
 /// @brief The L-identity on a communicator: every stored slice I_m in the transform domain (each rank fills its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file inverse.hpp
 /// @brief The L-inverse of distributed tensors: every owned slice inverted by LU on its rank, with the singularity

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file model_parallel.hpp
 /// @brief Spectral model-parallel training of the L-Transformer. In the transform domain an encoder whose LayerNorms
@@ -68,6 +69,7 @@ class spectral_encoder_stack {
     std::vector<nn::encoder_params<T, identity_transform>> layers;
     for (std::size_t i = 0; i < whole.size(); ++i) layers.push_back(slices_of(whole[i], first, mine));
     stack_.emplace(std::move(layers), name);
+    stack_->causal = whole.causal;  // the causal mask acts on every slice's attention alike: it splits with them
     const auto& m = *whole.transform().template forward_factor<T>(p);
     const auto& n = *whole.transform().template inverse_factor<T>(p);
     to_slices_ = m.middleCols(first, mine).transpose();    // X̂_r = X·M_{:,K_r}

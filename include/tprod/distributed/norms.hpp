@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file norms.hpp
 /// @brief Frobenius norms and inner products of distributed tensors: each rank's partial sums, then one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file npy.hpp
 /// @brief Collective .npy reading and writing of distributed tensors: each rank reads or writes its own tubes at

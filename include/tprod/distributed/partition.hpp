@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file partition.hpp
 /// @brief How items (the tubes of an m×n×p tensor, or the stored slices of its transform) are spread over the

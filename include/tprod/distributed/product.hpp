@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file product.hpp
 /// @brief The L-product of distributed tensors: Â·B̂ on the owned slices (no communication), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file rank.hpp
 /// @brief Ranks of distributed tensors (paper 000, Def. 9–10): every owned slice's singular values on its rank, one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file svd.hpp
 /// @brief The L-SVD of distributed tensors and its truncations: every owned slice factored on its rank, the singular

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tensor3.hpp
 /// @brief distributed::tensor3: an m×n×p tensor spread over the ranks of a communicator by tubes. With the tubes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transformed.hpp
 /// @brief distributed::transformed: Â = L(A) spread over the ranks by frontal slices, and the transforms

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transpose.hpp
 /// @brief The L-transpose of distributed tensors: Âᵀ(:, :, k) = Â(:, :, k)ᴴ on the owned slices (no communication),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file adjacency.hpp
 /// @brief Weighted adjacency matrices from edge lists: A ∈ ℝ^{L×L} with a_{l₁,l₂} = w_e for every edge

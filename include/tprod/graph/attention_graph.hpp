@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file attention_graph.hpp
 /// @brief The attention graph of tensorized spectral attention: Θ = ε(K Kᵀ / d_k) with a zero diagonal, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file fourier.hpp
 /// @brief The graph Fourier transform of an undirected graph and spectral convolution.

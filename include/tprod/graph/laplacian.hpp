@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file laplacian.hpp
 /// @brief Degrees and Laplacians of a weighted graph given by its adjacency matrix A ∈ ℝ^{L×L}.

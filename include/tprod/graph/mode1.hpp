@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mode1.hpp
 /// @brief Graph signals and the mode-1 product: every graph operation acts on the first mode of its signal.

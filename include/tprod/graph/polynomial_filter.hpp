@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file polynomial_filter.hpp
 /// @brief Polynomial graph filters f_α(Ψ) ×₁ x = Σ_{k<K} α_k Ψᵏ ×₁ x by Horner's rule, and their gradients.

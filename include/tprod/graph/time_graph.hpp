@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file time_graph.hpp
 /// @brief The time graph of a Recurrent Graph Tensor Network (RGTN) and its forward passes.

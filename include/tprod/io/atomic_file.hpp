@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file atomic_file.hpp
 /// @brief atomic_file: writes a file so that readers see either the old content or the complete new one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file idx.hpp
 /// @brief IDX files (the format of MNIST and Fashion-MNIST), gzip-compressed or not, and the Fashion-MNIST

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file npy.hpp
 /// @brief A small, strict reader and an atomic writer for NumPy .npy files of any order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file npy_tensor3.hpp
 /// @brief tensor3 ⇄ .npy: an (m, n, p) array with the tube index last, as NumPy users hold it, is

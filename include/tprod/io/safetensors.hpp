@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file safetensors.hpp
 /// @brief Checkpoints in the Hugging Face safetensors format: named tensors with dotted parameter names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file text_corpus.hpp
 /// @brief Text classification corpora in the folder-per-class layout of IMDB's aclImdb:

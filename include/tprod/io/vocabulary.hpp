@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file vocabulary.hpp
 /// @brief A word-level tokenizer and its vocabulary: the most frequent words of a training set, with ids for

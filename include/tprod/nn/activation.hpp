@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file activation.hpp
 /// @brief Elementwise activations of the feed-forward layers: ReLU, GELU (exact, with erf) and GELU's tanh

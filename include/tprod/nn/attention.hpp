@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file attention.hpp
 /// @brief L-multi-head attention (paper 000, §5.5, Alg. 1–2): self-attention, cross-attention, causal and

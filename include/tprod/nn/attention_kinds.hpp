@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file attention_kinds.hpp
 /// @brief What a user chooses about an attention call: its variant (how the transform-domain scores are used) and

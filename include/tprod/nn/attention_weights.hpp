@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file attention_weights.hpp
 /// @brief A standard multi-head attention layer's projection matrices as tprod::attention_weights (the form

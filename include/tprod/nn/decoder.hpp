@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file decoder.hpp
 /// @brief The tensor decoder layer (paper 000, §5.9, Def. 20, eq. 6–8): masked self-attention,

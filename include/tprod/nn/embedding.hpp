@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file embedding.hpp
 /// @brief Token embedding (a lookup table, then Ten_p) and the learnable class token of paper 001 (§5.3).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file extern_templates.hpp
 /// @brief The nn layers' heavy kernels (the CPU backend's slice GEMMs, activations and LayerNorm; the attention and

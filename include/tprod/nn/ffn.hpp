@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file ffn.hpp
 /// @brief The L-feed-forward network (paper 000, Def. 15 and Thm. 16; paper 001's t-FFN, Def. 5.6):

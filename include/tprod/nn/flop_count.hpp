@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file flop_count.hpp
 /// @brief The multiply-adds of a forward pass of each Transformer layer, from its configuration (as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file layer_config.hpp
 /// @brief The shape and options of a Transformer layer under the L-product, and the two papers' presets.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file layer_norm.hpp
 /// @brief Tensor LayerNorm: every (token row t, slice k) is normalized along mode 2 (the d_s features),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file learned_transform.hpp
 /// @brief learned_transform<T>: a transform whose matrix Z is trained with the model (the star-M idea of
@@ -20,12 +21,17 @@
 /// pass that does not match the last recorded one (kind or shape) is an error, never a wrong gradient.
 ///
 /// Use. Copies share one Z (a handle), so a model built with a learned_transform has one matrix, trained through
-/// every layer. encoder_stack starts the recording at each forward pass in the training phase, exposes S as the
-/// parameter `<stack>.transform.skew` and checks after its backward pass that every recorded pass was taken; with
-/// the layer functions alone, call begin_pass(true) before the forward pass and end_backward() after the backward
-/// pass, and update S (skew(), skew_grad()) yourself. A pass's Z is re-made from S when S has changed, so an
+/// every layer. Every layer of the composition API that takes a transform (linear_layer, norm_layer,
+/// attention_layer, encoder_stack, decoder_stack; model/transform_training.hpp) starts the recording at each
+/// forward pass in the training phase, exposes S as the parameter `<layer>.transform.skew` and checks after its
+/// backward pass that every recorded pass was taken. Several such layers may share one Z: each holds a
+/// `pass_ticket`, the first layer of a forward pass starts a cycle and the others join it, and the check runs
+/// when the last of them has finished its backward pass (`sequential` lists the shared S once). With the layer
+/// functions alone, call begin_pass(true) before the forward pass and end_backward() after the backward pass,
+/// and update S (skew(), skew_grad()) yourself. A pass's Z is re-made from S when S has changed, so an
 /// optimizer step needs no call. Not thread-safe: one forward or backward pass at a time per transform.
 #include <Eigen/LU>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,8 +85,34 @@ class learned_transform {
   /// @brief Starts a forward pass: drops what an earlier pass recorded, and records this one's passes when
   /// `record` (the training phase).
   void begin_pass(bool record) const {
-    checked().tape.clear();
-    checked().recording = record ? pass_mode::recorded : pass_mode::unrecorded;
+    auto& s = checked();
+    ++s.cycle;
+    s.members = 0;
+    s.tape.clear();
+    s.recording = record ? pass_mode::recorded : pass_mode::unrecorded;
+  }
+
+  /// @brief One layer's part in the forward/backward cycles of a Z that several layers share.
+  struct pass_ticket {
+    std::uint64_t cycle = 0;  ///< the cycle the layer last joined
+    bool open = false;        ///< its forward pass ran and its backward pass has not ended yet
+  };
+  /// @brief A layer's forward pass begins. It starts a new cycle (begin_pass(record)) when no layer is in the
+  /// current one, or when this layer is already in it with its backward pass still to come (so this is the next
+  /// forward pass, the last one's backward never taken); otherwise it joins the current cycle.
+  void begin_pass(pass_ticket& ticket, bool record) const {
+    auto& s = checked();
+    if (s.members == 0 || (ticket.open && ticket.cycle == s.cycle)) begin_pass(record);
+    ticket = {s.cycle, true};
+    ++s.members;
+  }
+  /// @brief A layer's backward pass has ended; when it was the last of its cycle, end_backward().
+  /// @throws numerical_error as end_backward().
+  void end_backward(pass_ticket& ticket) const {
+    auto& s = checked();
+    if (!ticket.open || ticket.cycle != s.cycle) return;  // not in the current cycle: nothing of it to check
+    ticket.open = false;
+    if (--s.members == 0) end_backward();
   }
   /// @brief After the backward pass: every recorded pass must have been taken.
   /// @throws numerical_error naming how many were left.
@@ -152,6 +184,8 @@ class learned_transform {
     Eigen::MatrixXd i_plus_q_t, i_plus_a_inv_t;  // (I + Q)ᵀ and (I + A)⁻ᵀ for the gradient
     pass_mode recording = pass_mode::none;
     std::vector<record> tape;
+    std::uint64_t cycle = 0;  // forward/backward cycles begun (pass_ticket)
+    std::size_t members = 0;  // layers in the current cycle whose backward pass has not ended
 
     explicit state(const Eigen::MatrixXd& base_matrix) : z0(base_matrix) {
       TPROD_EXPECTS(z0.rows() == z0.cols() && z0.rows() > 0, "nn::learned_transform: Z0 must be square and "

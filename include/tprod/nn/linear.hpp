@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file linear.hpp
 /// @brief The L-linear layer 𝒴 = 𝒳 *_L 𝒲 + ℬ (paper 000 Def. 15's building block, paper 001's t-Linear,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file loss.hpp
 /// @brief Softmax cross-entropy over class logits, with its gradient.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mac_counter.hpp
 /// @brief Counts the multiply-adds of the GEMM-shaped work of the L-layers (the slice linear maps of every

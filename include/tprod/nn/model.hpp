@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file model.hpp
 /// @brief The composition API: stateful layers (the `layer` concept) that own their parameters, gradients and

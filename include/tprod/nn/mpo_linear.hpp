@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mpo_linear.hpp
 /// @brief A trainable linear layer whose weight is a Matrix Product Operator: Y = X·W for X ∈ ℝ^{r×I}, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file multilinear_attention.hpp
 /// @brief Trainable multi-linear attention (Tensorized Transformer, paper 003 eq. 2 and Fig. 2), forward and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file nn_concepts.hpp
 /// @brief Concepts of the nn area: which transforms the layers accept, and what a parameter set is.
@@ -26,9 +27,14 @@ concept real_transform = std::floating_point<T> && transform_policy<L> &&
 /// @brief A transform whose matrix is trained (learned_transform.hpp): the layers report each pass of L and L⁻¹
 /// of a forward pass to it, and the gradient at that pass in the backward pass.
 template <class L, class T>
-concept trained_transform = requires(const L& l, bool inverse, tensor3_view<const T> v) {
+concept trained_transform = requires(const L& l, bool inverse, tensor3_view<const T> v,
+                                     typename L::pass_ticket& ticket) {
   l.begin_pass(inverse);
   l.end_backward();
+  l.begin_pass(ticket, inverse);
+  l.end_backward(ticket);
+  { l.skew() } -> std::same_as<tensor3<T>&>;
+  { l.skew_grad() } -> std::same_as<tensor3<T>&>;
   l.record_pass(inverse, v);
   l.backward_pass(inverse, v);
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file optim.hpp
 /// @brief Training utilities over parameter sets: collecting a model's tensors, AdamW with decoupled weight

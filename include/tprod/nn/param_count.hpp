@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file param_count.hpp
 /// @brief Parameter counts of layer configurations from their formulas, and of actual parameter sets by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file patchify.hpp
 /// @brief Images to the vision transformer's patch tensors (paper 001 §5.2, eq. 5.7). An H×W×C image is a tensor3

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file pooling.hpp
 /// @brief Sequence pooling for classification heads: mean pooling over the valid tokens of every sequence,

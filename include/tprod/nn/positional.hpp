@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file positional.hpp
 /// @brief Slice-aware sinusoidal positional encoding (paper 000, Def. 13 and Remark 4) with fixed or learnable

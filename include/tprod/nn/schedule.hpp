@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file schedule.hpp
 /// @brief Learning-rate schedules of paper 000 (Table 5): one-cycle (10% linear warm-up, then cosine

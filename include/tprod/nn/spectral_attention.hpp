@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file spectral_attention.hpp
 /// @brief Tensorized spectral attention (TSA; paper 002, Alg. 1), single- and multi-head, forward and backward.

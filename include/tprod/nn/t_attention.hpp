@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file t_attention.hpp
 /// @brief Paper 001's transform-domain attention operators (§5.1): t-Softmax (Def. 5.2), t-Attention

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tensorize.hpp
 /// @brief Ten_p and Mat_p: folding a (tokens × d) matrix into a tokens × d_s × p tensor and back

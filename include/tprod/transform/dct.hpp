@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file dct.hpp
 /// @brief dct: the orthonormal DCT-II along the tubes, the transform of the cosine product (c-product of

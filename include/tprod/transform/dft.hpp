@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file dft.hpp
 /// @brief dft: the unnormalized DFT along the tubes, the transform of the t-product.
@@ -24,7 +25,9 @@ struct dft {
   static constexpr std::string_view name() { return "dft"; }
   void check_size(std::size_t) const {}
   /// @brief p for complex tensors, ⌊p/2⌋ + 1 for real ones.
-  template <scalar T> std::size_t stored_slices(std::size_t p) const { return is_complex_v<T> ? p : p / 2 + 1; }
+  template <scalar T> std::size_t stored_slices(std::size_t p) const {
+    return is_complex_v<T> || p == 0 ? p : p / 2 + 1;  // p = 0: nothing to store
+  }
   /// @brief 2 for a stored slice that also stands for its conjugate partner p − k, else 1.
   template <scalar T> double slice_weight(std::size_t k, std::size_t p) const {
     return (!is_complex_v<T> && k != 0 && 2 * k != p) ? 2.0 : 1.0;

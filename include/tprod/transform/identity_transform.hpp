@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file identity_transform.hpp
 /// @brief identity_transform: Z = I, so the L-product is the plain facewise product.

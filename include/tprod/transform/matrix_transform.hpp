@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file matrix_transform.hpp
 /// @brief matrix_transform<Scalar, P>: the L-transform of any invertible real or complex p×p matrix Z,

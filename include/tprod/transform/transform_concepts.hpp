@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transform_concepts.hpp
 /// @brief The transform_policy concept: an invertible p×p matrix Z acting on tubes, L(A) = A ×₃ Z.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transformed.hpp
 /// @brief transformed<T, L, Extents, Space>: a tensor held in the transform domain of L, Â = L(A), in host or

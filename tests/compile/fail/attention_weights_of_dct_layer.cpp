@@ -1,4 +1,5 @@
 // expect: only a standard attention layer .identity transform, p = 1. has plain
+// SPDX-License-Identifier: Apache-2.0
 // An L-product attention layer under the DCT keeps its weights in the transform domain, where the slices are not
 // the heads of one attention: taking W^Q, W^K, W^V, W^O out of it is refused at compile time.
 #include "tprod/nn/attention_weights.hpp"

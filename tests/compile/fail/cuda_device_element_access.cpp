@@ -1,4 +1,5 @@
 // expect: (constraints not satisfied|no match for call|cannot be used|requires)
+// SPDX-License-Identifier: Apache-2.0
 // Element access and Eigen maps exist only on the host: a device pointer never reaches Eigen.
 #include "tprod/cuda.hpp"
 

@@ -1,4 +1,5 @@
 // expect: spectral_attention_layer and additive_attention_layer run on the host only
+// SPDX-License-Identifier: Apache-2.0
 // A host-only layer (the activation layer) after a layer on the GPU: the model refuses the mix at compile time.
 #include "tprod/cuda.hpp"
 #include "tprod/nn/model/activation_layer.hpp"

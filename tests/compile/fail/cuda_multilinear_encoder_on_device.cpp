@@ -1,4 +1,5 @@
 // expect: this encoder's attention runs on the host only .multilinear attention has no device version.
+// SPDX-License-Identifier: Apache-2.0
 // An encoder layer with multilinear attention copied to the GPU: refused at compile time with one sentence, since
 // multilinear attention has no device version.
 #include "tprod/cuda.hpp"

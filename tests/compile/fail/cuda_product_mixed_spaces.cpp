@@ -1,4 +1,5 @@
 // expect: the operands live in different memory spaces .host and device.; copy one explicitly with tprod::to_device
+// SPDX-License-Identifier: Apache-2.0
 // A host tensor times a device tensor: refused at compile time with one sentence saying how to copy.
 #include "tprod/cuda.hpp"
 

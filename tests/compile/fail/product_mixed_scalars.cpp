@@ -1,4 +1,5 @@
 // expect: A and B have different scalar types .say double and float., and tprod does not mix precisions silently
+// SPDX-License-Identifier: Apache-2.0
 // A double tensor times a float tensor: refused at compile time with one sentence saying how to convert.
 #include "tprod/algebra/product.hpp"
 #include "tprod/transform/dct.hpp"

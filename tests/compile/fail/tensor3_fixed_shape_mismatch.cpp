@@ -1,4 +1,5 @@
 // expect: cannot convert between shapes whose fixed extents differ
+// SPDX-License-Identifier: Apache-2.0
 // A 3×2×2 tensor cannot become a 2×2×2 one: both shapes are fixed, so this is refused at compile time.
 #include "tprod/core/tensor3.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A user's program on tprod's GPU backend: includes tprod/cuda.hpp, compiled by the host compiler, linked with
 // tprod::cuda. Without a GPU it says so and exits with 77 (skipped); with one it checks a device L-product
 // against the CPU's.

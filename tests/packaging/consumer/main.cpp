@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The packaging tests' consumer: the smallest real use of tprod from outside its source tree.
 // Checks the defining identity of the L-identity, A *_L I = A, under the orthonormal DCT.
 #include <tprod/tprod.hpp>

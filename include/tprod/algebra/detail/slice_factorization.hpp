@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file slice_factorization.hpp
 /// @brief Shared machinery of the slice-wise factorizations (L-SVD, L-QR, ranks): visiting the stored

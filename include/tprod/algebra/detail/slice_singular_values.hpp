@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file slice_singular_values.hpp
 /// @brief The singular values of every stored transform-domain slice, without the singular vectors.

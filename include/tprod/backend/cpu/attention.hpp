@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file attention.hpp
 /// @brief The CPU backend's attention tasks (contract: backend/kernels/attention.hpp): one flat loop over the

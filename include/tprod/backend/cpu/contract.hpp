@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file contract.hpp
 /// @brief The CPU backend checked against the kernel contract (backend/kernels/all.hpp) for the four scalars,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file elementwise.hpp
 /// @brief The CPU backend's elementwise and reduction tasks (contract: backend/kernels/elementwise.hpp):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file embedding.hpp
 /// @brief The CPU backend's token-embedding and loss tasks (contract: backend/kernels/embedding.hpp): plain loops

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file execution.hpp
 /// @brief How CPU work runs, kept apart from what it computes: the thread count and the path of the tube
@@ -29,10 +30,14 @@
 
 namespace tprod {
 
+/// Every path gives the same results up to rounding; `automatic` and the two forced paths give the same bits on
+/// every run of the same call with the same thread count, `tuned` may not (its choice is a timing).
 enum class transform_path {
-  automatic,  ///< the faster of FFTW (when built with it) and the GEMM, measured on this machine at first use
+  automatic,  ///< a fixed rule: the cached matrix for tubes up to 1024 long, FFTW beyond (when built with it)
   gemm,       ///< always the cached matrix: tprod's tube kernel for tubes up to 64 long, Eigen's GEMM beyond
-  fftw        ///< always FFTW (throws tprod::shape_error if tprod was built without it)
+  fftw,       ///< always FFTW (throws tprod::shape_error if tprod was built without it)
+  tuned       ///< opt-in: the faster of FFTW and the matrix, timed on this machine at first use and kept for the
+              ///< process; the choice can differ between runs, and with it the last bits of the results
 };
 
 namespace detail {
@@ -95,11 +100,12 @@ inline const execution& default_execution() { return detail::thread_default<exec
 /// `const tprod::execution_scope scope(tprod::execution{tprod::transform_path::gemm, 1});`.
 using execution_scope = detail::thread_default_scope<execution>;
 
-/// @brief "automatic", "gemm" or "fftw".
+/// @brief "automatic", "gemm", "fftw" or "tuned".
 inline std::string to_string(transform_path path) {
   switch (path) {
     case transform_path::gemm: return "gemm";
     case transform_path::fftw: return "fftw";
+    case transform_path::tuned: return "tuned";
     default: return "automatic";
   }
 }

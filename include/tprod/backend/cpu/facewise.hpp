@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file facewise.hpp
 /// @brief The facewise product on the CPU: C(:, :, k) = A(:, :, k)·B(:, :, k) for every slice k, as Eigen GEMMs

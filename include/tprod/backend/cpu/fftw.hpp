@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file fftw.hpp
 /// @brief FFTW along the tubes of an (m·n)×p slice-contiguous tensor: each call is a batch of `howmany`

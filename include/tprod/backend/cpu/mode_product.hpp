@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mode_product.hpp
 /// @brief The CPU backend's mode-n product task (contract: backend/kernels/mode_product.hpp): slice GEMMs with Eigen

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file parallel.hpp
 /// @brief The CPU backend's one threading mechanism: a parallel loop over independent work units on OpenMP.

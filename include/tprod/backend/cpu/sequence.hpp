@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file sequence.hpp
 /// @brief The CPU backend's tasks on batches of sequences (contract: backend/kernels/sequence.hpp): row blocks of

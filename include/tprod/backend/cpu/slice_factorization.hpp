@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file slice_factorization.hpp
 /// @brief The CPU backend's slice factorization tasks (contract: backend/kernels/slice_factorization.hpp).
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tprod/core/detail/eigen_svd.hpp"
 #include "tprod/core/error.hpp"
 #include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/backend/cpu/system.hpp"
@@ -70,18 +72,20 @@ std::vector<real_t<T>> svd_slices(const system& sys, tensor3_view<const T> a, co
                                   tensor3_view<T> u, tensor3_view<T> v) {
   const std::size_t m = a.m(), n = a.n(), q = a.size() == 0 ? 0 : a.p(), r = std::min(m, n);
   const bool full = u.n() > r || v.n() > r;
-  const unsigned options =
-      full ? (Eigen::ComputeFullU | Eigen::ComputeFullV) : (Eigen::ComputeThinU | Eigen::ComputeThinV);
   std::vector<real_t<T>> sigma(r * q);
-  const auto factor = [&](std::size_t k, const auto& x) {
-    const Eigen::BDCSVD<Eigen::Matrix<typename std::decay_t<decltype(x)>::Scalar, Eigen::Dynamic, Eigen::Dynamic>> svd(
-        x, options);
+  const auto keep = [&](std::size_t k, const auto& svd) {
     if (svd.info() != Eigen::Success)
       throw numerical_error("svd: the factorization of transform-domain slice " + std::to_string(k) +
                             " did not converge");
     u.slice(k) = svd.matrixU().leftCols(Eigen::Index(u.n())).template cast<T>();
     v.slice(k) = svd.matrixV().leftCols(Eigen::Index(v.n())).template cast<T>();
     for (std::size_t i = 0; i < r; ++i) sigma[i + k * r] = svd.singularValues()(Eigen::Index(i));
+  };
+  const auto factor = [&](std::size_t k, const auto& x) {
+    if (full)
+      keep(k, tprod::detail::bdc_svd<Eigen::ComputeFullU | Eigen::ComputeFullV>(x));
+    else
+      keep(k, tprod::detail::bdc_svd<Eigen::ComputeThinU | Eigen::ComputeThinV>(x));
   };
   factor_slices(sys, a, real_slices, factor);
   return sigma;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file system.hpp
 /// @brief The CPU backend's system: the first argument of every CPU kernel task, carrying the call's execution

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transform.hpp
 /// @brief The CPU execution of a transform policy along the tubes: Â = A ×₃ Z and A = Â ×₃ Z⁻¹, either as
@@ -29,9 +30,10 @@
 
 namespace tprod::backend::cpu {
 
-/// @brief The longest tubes for which `transform_path::automatic` measures FFTW against the GEMM on the machine it
-/// runs on rather than assuming: above it the p×p factor takes megabytes and its O(p) work per element loses to
-/// FFTW's O(log p). Below it the winner depends on the machine and on the tensor, not on p alone: FFTW's strided
+/// @brief The longest tubes that `transform_path::automatic` transforms with the cached matrix, and for which
+/// `transform_path::tuned` measures FFTW against it on the machine it runs on: above it the p×p factor takes
+/// megabytes and its O(p) work per element loses to FFTW's O(log p), and both take FFTW (when built with it).
+/// Below it the winner depends on the machine and on the tensor, not on p alone: FFTW's strided
 /// batch is 3–5× slower when the tube stride m·n is a multiple of a large power of two (cache-set conflicts; a
 /// 64×64 tensor), and was 3× faster than Eigen's GEMM for the DFT at p = 4 (docs/design.md; the tube kernel now
 /// takes real tubes of p ≤ 64 and measured faster than both at p = 4 on 64×64 and 40×100 tensors). Constant switch
@@ -58,13 +60,19 @@ bool measured_fftw_wins(const L& l, std::size_t p, std::size_t tubes, std::size_
 }  // namespace detail
 
 /// @brief Whether L's transform of T-tensors with `tubes` tubes of length p runs on FFTW under `ex`: never for the
-/// GEMM path or a transform without a fast algorithm; always for transform_path::fftw; for `automatic`, by the
-/// measured choice for this (p, probe_tubes(tubes, p), threads) on this machine (FFTW above measure_max_tubes, the
-/// GEMM for p = 1).
-/// @throws shape_error for transform_path::fftw when tprod was built without FFTW.
+/// GEMM path or a transform without a fast algorithm; always for transform_path::fftw; above measure_max_tubes for
+/// `automatic` and `tuned`; below it never for `automatic` (a fixed rule, so the same call gives the same bits on
+/// every run), and for `tuned` by the measured choice for this (p, probe_tubes(tubes, p), threads) on this machine.
+/// @throws shape_error for transform_path::fftw when tprod was built without FFTW, or for a transform with no FFT
+/// (a general or learned Z; the identity transform, which transforms nothing, takes any path).
 template <class T, class L>
 bool use_fftw(const L& l, std::size_t p, std::size_t tubes, const execution& ex) {
   if (ex.path == transform_path::gemm) return false;
+  if constexpr (L::algorithm != tube_algorithm::dct2 && L::algorithm != tube_algorithm::dft &&
+                L::algorithm != tube_algorithm::identity)
+    TPROD_EXPECTS(ex.path != transform_path::fftw,
+                  "transform_path::fftw was requested for the " + std::string(L::name()) +
+                      " transform, which has no FFT: use transform_path::gemm or automatic");
   if (!TPROD_HAS_FFTW) {
     TPROD_EXPECTS(ex.path != transform_path::fftw,
                   "transform_path::fftw was requested but tprod was built without FFTW (TPROD_USE_FFTW=OFF)");
@@ -76,6 +84,7 @@ bool use_fftw(const L& l, std::size_t p, std::size_t tubes, const execution& ex)
     if (ex.path == transform_path::fftw) return true;
     if (p < 2 || tubes == 0) return false;
     if (p > measure_max_tubes) return true;
+    if (ex.path == transform_path::automatic) return false;
     return detail::measured_fftw_wins<T>(l, p, probe_tubes(tubes, p), ex.thread_count());
   }
 }
@@ -209,6 +218,10 @@ void apply_transform(const L& l, tensor3_view<const In> in, tensor3_view<Out> ou
                     [&](std::size_t b, std::size_t e) { std::copy(in.data() + b, in.data() + e, out.data() + b); });
     return;
   }
+  if (p == 0 || tubes == 0) {  // an empty tensor: nothing to transform (the factors of p = 0 would divide by p)
+    use_fftw<T>(l, p, tubes, ex);  // still refuses transform_path::fftw where there is none
+    return;
+  }
 #if TPROD_HAS_FFTW
   if (use_fftw<T>(l, p, tubes, ex)) {
     if constexpr (L::algorithm == tube_algorithm::dct2) return fftw_dct<T>(in, out, forward, threads);
@@ -303,14 +316,12 @@ bool measured_fftw_wins(const L& l, std::size_t p, std::size_t tubes, std::size_
 }
 }  // namespace detail
 
-/// @brief The path `transform_path::automatic` takes for L's transform of T-tensors with `tubes` (m·n) tubes of
-/// length p on `threads` threads on this machine (measuring it on first use, see use_fftw): fftw or gemm (identity
-/// for the identity transform).
+/// @brief The path `ex` takes for L's transform of T-tensors with `tubes` (m·n) tubes of length p on this machine
+/// (for `tuned`, measuring it on first use, see use_fftw): fftw or gemm (automatic for the identity transform).
 template <scalar T, class L>
-transform_path automatic_path(const L& l, std::size_t p, std::size_t tubes, std::size_t threads) {
+transform_path path_taken(const L& l, std::size_t p, std::size_t tubes, const execution& ex) {
   if constexpr (L::algorithm == tube_algorithm::identity) return transform_path::automatic;
-  return use_fftw<T>(l, p, tubes, execution{transform_path::automatic, threads}) ? transform_path::fftw
-                                                                                : transform_path::gemm;
+  return use_fftw<T>(l, p, tubes, ex) ? transform_path::fftw : transform_path::gemm;
 }
 
 }  // namespace tprod::backend::cpu
@@ -338,7 +349,7 @@ namespace detail {
 /// The execution to transform L's T-tensors with p tubes in place with, or nothing when that is impossible: the
 /// domain must keep T and all p slices, and the path be the GEMM (blockwise, through a small buffer) or the
 /// identity; FFTW runs out of place. A tensor the caller gives up asks for the memory to be reused, so under
-/// `automatic` the GEMM is taken in place up to measure_max_tubes even where FFTW measured faster: the peak memory
+/// `tuned` the GEMM is taken in place up to measure_max_tubes even where FFTW measured faster: the peak memory
 /// does not depend on a timing (above that, FFTW and a copy).
 template <scalar T, class L>
 std::optional<execution> in_place_execution(const L& policy, std::size_t p, std::size_t tubes, const execution& ex) {
@@ -347,7 +358,8 @@ std::optional<execution> in_place_execution(const L& policy, std::size_t p, std:
     return std::nullopt;
   } else {
     execution in_place = ex;
-    if (ex.path == transform_path::automatic && p <= measure_max_tubes) in_place.path = transform_path::gemm;
+    if ((ex.path == transform_path::automatic || ex.path == transform_path::tuned) && p <= measure_max_tubes)
+      in_place.path = transform_path::gemm;
     if (policy.template stored_slices<T>(p) != p || use_fftw<T>(policy, p, tubes, in_place)) return std::nullopt;
     return in_place;
   }

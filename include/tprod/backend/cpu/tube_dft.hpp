@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tube_dft.hpp
 /// @brief The DFT along tubes of length p ≤ tube_kernel_max_tubes on the tube kernel: for real tubes the half

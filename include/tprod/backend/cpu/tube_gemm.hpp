@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tube_gemm.hpp
 /// @brief out = in ×₃ M as GEMMs: with slice-contiguous storage a tensor is an (m·n)×p matrix, so a matrix

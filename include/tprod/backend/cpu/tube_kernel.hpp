@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file tube_kernel.hpp
 /// @brief Short-tube transforms at memory speed: OUT = IN · Mt for tubes of length p ≤ tube_kernel_max_tubes, and
@@ -224,6 +225,7 @@ void for_each_tile(const In* in, int p, Out* out, int q, std::size_t rows, std::
   constexpr std::size_t V = tile_rows<R>;
   constexpr std::ptrdiff_t in_parts = sizeof(In) / sizeof(R), out_parts = sizeof(Out) / sizeof(R);
   const std::size_t width_max = std::size_t(std::max(p * in_parts, q * out_parts));  // reals per row
+  if (rows == 0 || width_max == 0) return;  // an empty tensor (m·n = 0 or p = 0): nothing to read or write
   const std::size_t panel = std::max(V, panel_elements<R> / width_max / V * V);
   const auto tile_at = [&](const In* src, std::ptrdiff_t src_ld, Out* dst, std::ptrdiff_t dst_ld) {
     tile(columns<const R>{reinterpret_cast<const R*>(src), src_ld * in_parts},

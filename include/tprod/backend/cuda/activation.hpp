@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file activation.hpp
 /// @brief The CUDA backend's activation tasks (contract: backend/kernels/activation.hpp), the mirror of

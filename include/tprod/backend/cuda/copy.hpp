@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file copy.hpp
 /// @brief Explicit copies between host and device memory: tprod::to_device(a), tprod::to_host(d) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file device_buffer.hpp
 /// @brief The element storage of device tensors: a stream-ordered GPU allocation (cudaMallocAsync on the default

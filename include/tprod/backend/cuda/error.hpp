@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file error.hpp
 /// @brief tprod::cuda_error: a CUDA, cuBLAS, cuFFT, cuSOLVER or cuRAND call failed. The message names the call,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file facewise.hpp
 /// @brief The CUDA backend's facewise task (contract: backend/kernels/facewise.hpp): C(:, :, k) = A(:, :, k)·B(:, :, k)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file layer_norm.hpp
 /// @brief The CUDA backend's LayerNorm tasks (contract: backend/kernels/layer_norm.hpp), the mirror of

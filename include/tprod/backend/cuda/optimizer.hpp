@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file optimizer.hpp
 /// @brief The CUDA backend's multi-tensor optimizer tasks (contract: backend/kernels/optimizer.hpp), the mirror of

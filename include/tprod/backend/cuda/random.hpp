@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file random.hpp
 /// @brief Seeded random device tensors from cuRAND's Philox generator: i.i.d. entries uniform in [−1, 1] (both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file slice_linear.hpp
 /// @brief The CUDA backend's slice-linear tasks (contract: backend/kernels/slice_linear.hpp), the mirror of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file system.hpp
 /// @brief The CUDA backend's system and the device execution: the stream every task is enqueued on and the
@@ -44,8 +45,8 @@ inline std::string no_device_reason() { return backend::cuda::raw::no_device_rea
 /// @brief Throws cuda_error with a sentence saying so unless a CUDA device is present.
 inline void require_device() {
   if (device_count() == 0)
-    throw cuda_error("tprod::cuda: no CUDA device is available (" + no_device_reason() +
-                     "); keep the tensors on the host, or run on a machine with an NVIDIA GPU and a driver for "
+    throw cuda_error("tprod::cuda: no CUDA device is available: " + no_device_reason() +
+                     "; keep the tensors on the host, or run on a machine with an NVIDIA GPU and a driver for "
                      "this CUDA version");
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transform.hpp
 /// @brief The CUDA backend's transform tasks (contract: backend/kernels/transform.hpp), the mirror of

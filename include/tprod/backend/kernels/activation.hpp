@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file activation.hpp
 /// @brief The kernel contract's activation tasks, for real scalars. For a backend system `sys` of space S, an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file all.hpp
 /// @brief The whole kernel contract: every task, for a backend system Sys of memory space S and scalar T

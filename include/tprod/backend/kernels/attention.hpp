@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file attention.hpp
 /// @brief The kernel contract's attention tasks, for real scalars: scaled dot-product attention over all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file elementwise.hpp
 /// @brief The kernel contract's elementwise and reduction tasks, declared once as a concept; each backend

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file embedding.hpp
 /// @brief The kernel contract's token-embedding and loss tasks, for real scalars. Token and label lists are host

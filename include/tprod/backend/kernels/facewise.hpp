@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file facewise.hpp
 /// @brief The kernel contract's facewise task: facewise(sys, a, b, c) computes C(:, :, k) = A(:, :, k)·B(:, :, k)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file layer_norm.hpp
 /// @brief The kernel contract's LayerNorm tasks, for real scalars: every (row t, slice k) of an r×n×p tensor is

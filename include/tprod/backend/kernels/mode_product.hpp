@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mode_product.hpp
 /// @brief The kernel contract's mode-n product task: multiply_mode(sys, mode, a, u, out) computes out = a ×_mode u

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file nn_kinds.hpp
 /// @brief The plain types the backends' nn tasks take: the variants they compute (tprod::nn::activation and

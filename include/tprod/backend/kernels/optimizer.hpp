@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file optimizer.hpp
 /// @brief The kernel contract's multi-tensor optimizer tasks, for real scalars: one call covers every parameter

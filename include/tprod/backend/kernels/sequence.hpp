@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file sequence.hpp
 /// @brief The kernel contract's tasks on batches of sequences, for real scalars: a (B·T)×n×p tensor holds B

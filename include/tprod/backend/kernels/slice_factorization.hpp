@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file slice_factorization.hpp
 /// @brief The kernel contract's slice factorization tasks:

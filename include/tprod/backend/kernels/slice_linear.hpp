@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file slice_linear.hpp
 /// @brief The kernel contract's slice-linear tasks, the transform-domain linear map of every nn layer, for real

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file transform.hpp
 /// @brief The kernel contract's tube-transform tasks. For a backend system `sys` of space S, a transform policy

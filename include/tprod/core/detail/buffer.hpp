@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file buffer.hpp
 /// @brief The element storage of tensor3: an aligned heap buffer whose large blocks are recycled per thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file dense_matrix.hpp
 /// @brief The dynamic column-major Eigen matrix that transform matrices, slice copies and the decompositions' factor

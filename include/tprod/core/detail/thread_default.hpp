@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file thread_default.hpp
 /// @brief A per-thread default value and the scope that replaces it: what each backend's execution uses for its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file detail/linalg.hpp
 /// @brief Dense linear algebra shared by the decompositions: singular subspaces of unfoldings, truncation ranks,
@@ -10,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "tprod/core/detail/eigen_svd.hpp"
 #include "tprod/decomp/mode_product.hpp"
 
 namespace tprod {
@@ -61,9 +63,9 @@ singular_subspace<T> mode_singular_subspace(const ndtensor<T>& x, std::size_t mo
   s.energies.assign(size, 0.0);
   // The Gram matrix is symmetric positive semidefinite, so its SVD is its eigen-decomposition (singular values =
   // eigenvalues = σ_i² of X_(n)); BDCSVD serves both paths, which keeps one decomposition per scalar type.
-  const Eigen::BDCSVD<dense_matrix<T>> svd = gram
-      ? Eigen::BDCSVD<dense_matrix<T>>(dense_matrix<T>(mode_gram(x, mode).template selfadjointView<Eigen::Lower>()), Eigen::ComputeThinU)
-      : Eigen::BDCSVD<dense_matrix<T>>(unfold(x, mode), Eigen::ComputeThinU);
+  const auto svd = gram ? bdc_svd<Eigen::ComputeThinU>(
+                              dense_matrix<T>(mode_gram(x, mode).template selfadjointView<Eigen::Lower>()))
+                        : bdc_svd<Eigen::ComputeThinU>(unfold(x, mode));
   expect_success(svd, "mode_singular_subspace");
   const auto k = std::size_t(svd.singularValues().size());
   for (std::size_t i = 0; i < k; ++i) {
@@ -85,7 +87,7 @@ singular_subspace<T> mode_singular_subspace(const ndtensor<T>& x, std::size_t mo
 /// least squares well defined when components become collinear.
 template <real_scalar T>
 dense_matrix<T> solve_right_psd(const dense_matrix<T>& b, const dense_matrix<T>& g) {
-  const Eigen::BDCSVD<dense_matrix<T>> svd(g, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  const auto svd = bdc_svd<Eigen::ComputeThinU | Eigen::ComputeThinV>(g);
   expect_success(svd, "solve_right_psd");
   return svd.solve(b.transpose()).transpose();  // G = Gᵀ: X·G = B ⇔ G·Xᵀ = Bᵀ
 }

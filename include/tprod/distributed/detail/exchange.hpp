@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file exchange.hpp
 /// @brief The one communication pattern of the distributed tensors: every rank sends a strided block of its local

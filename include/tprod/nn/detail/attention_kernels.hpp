@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file attention_kernels.hpp
 /// @brief Scaled dot-product attention over all (slice, head, sequence) blocks of a batch at once, in the tensors'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file common.hpp
 /// @brief Internals shared by the nn layers: buffer reuse, strided block maps, and the transform along the
@@ -77,7 +78,8 @@ view_in<const T, S> const_view(view_in<T, S> v) {
 template <class T, memory_space S, class L>
 constexpr void static_check_trained_on_host() {
   static_assert(!trained_transform<L, T> || std::same_as<S, host_space>,
-                "tprod::nn: a learned transform trains on the host only; keep its layers' tensors on the host");
+                "tprod::nn: a learned transform (nn::learned_transform) trains on the host only: build this model, and "
+                "keep its layers' tensors, in host_space");
 }
 
 // The four maps below report to a trained transform (learned_transform.hpp) what its gradient needs: each pass's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file dimension_wise_kernels.hpp
 /// @brief TensorCoder's dimension-wise attention (paper 003, the MLM encoder) on the (slice, head, sequence)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file residual.hpp
 /// @brief One residual sublayer of an encoder or decoder layer with its LayerNorm, for both placements and

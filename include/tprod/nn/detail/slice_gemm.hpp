@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file slice_gemm.hpp
 /// @brief The transform-domain linear map of every layer: Ŷ_k = X̂_k·Ŵ_k + 1·b̂_k for each slice k, as one

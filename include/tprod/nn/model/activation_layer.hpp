@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file activation_layer.hpp
 /// @brief An elementwise activation (ReLU, GELU, GELU-tanh; activation.hpp) as a stateful layer, for networks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file additive_attention_layer.hpp
 /// @brief Multi-head additive (Bahdanau-style) self-attention as a stateful layer, (B·T)×d×1 → (B·T)×d×1: paper

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file attention_layer.hpp
 /// @brief A self-attention sublayer alone (no FFN, no LayerNorm, no residual) as a stateful layer, with the batch's
@@ -11,6 +12,7 @@
 
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/model/layer.hpp"
+#include "tprod/nn/model/transform_training.hpp"
 
 namespace tprod::nn {
 
@@ -23,6 +25,7 @@ struct attention_layer {
       : params(std::move(prm)), name(std::move(layer_name)), fresh_(zeros_like(params.value)) {}
 
   const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+    training_.begin(params.value.transform(), b);
     const auto tm = detail::transform_passes_of<T>(params.value.transform());
     tm.forward(x, x_hat_);
     attention_sublayer_forward(params.value, tm, x_hat_, b.size, attention_mask{false, b.lengths}, cache_, y_hat_);
@@ -35,14 +38,17 @@ struct attention_layer {
     attention_sublayer_backward(params.value, tm, x_hat_, cache_, y_hat_, ws_, dx_hat_, fresh_);
     params.accumulate(fresh_);
     tm.adjoint(dx_hat_, dx_);
+    training_.end(params.value.transform());
     return dx_;
   }
   template <class F>
   void for_each_parameter(F&& f) {
     detail::visit_prefixed(params, name, f);
+    detail::transform_training<T, L>::list(params.value.transform(), name, f);
   }
 
  private:
+  detail::transform_training<T, L> training_;
   A fresh_;  ///< the last backward pass's gradients, before they are added into params.grad
   attention_cache_of<A> cache_;
   attention_workspace_of<A> ws_;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file checkpoint.hpp
 /// @brief Saving and loading a model's parameters as a safetensors file (io/safetensors.hpp), under the names of

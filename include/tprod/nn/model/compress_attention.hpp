@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file compress_attention.hpp
 /// @brief TensorLLM on trained weights (Gu et al. 2025, §3–4): the shared-factor multi-head Tucker

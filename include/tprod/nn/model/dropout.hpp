@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file dropout.hpp
 /// @brief Inverted dropout as a stateful layer: in training every element is kept with probability 1 − r and

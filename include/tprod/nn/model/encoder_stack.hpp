@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file encoder_stack.hpp
 /// @brief N encoder layers (encoder.hpp) applied in turn, owning every layer's saved state and one shared
@@ -14,6 +15,7 @@
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/model/layer.hpp"
 #include "tprod/nn/model/layer_stack.hpp"
+#include "tprod/nn/model/transform_training.hpp"
 
 namespace tprod::nn {
 
@@ -33,7 +35,9 @@ class encoder_stack {
   /// @brief Takes the layers' parameters (e.g. from make_encoder_params), first layer first.
   /// @throws shape_error for an empty stack or layers of different widths or slice counts.
   explicit encoder_stack(std::vector<encoder_params<T, L, A>> layers, std::string stack_name = "encoder")
-      : name(std::move(stack_name)), stack_(sharing_one_transform(std::move(layers)), "nn::encoder_stack") {}
+      : name(std::move(stack_name)),
+        stack_(detail::transform_training<T, L>::sharing_one(std::move(layers), "nn::encoder_stack"),
+               "nn::encoder_stack") {}
 
   std::size_t size() const { return stack_.size(); }
   encoder_params<T, L, A>& operator[](std::size_t i) { return stack_[i]; }
@@ -42,7 +46,7 @@ class encoder_stack {
   encoder_params<T, L, A>& grad(std::size_t i) { return stack_.grad(i); }
 
   const tensor& forward(const tensor& x, const batch& b) {
-    if constexpr (trained_transform<L, T>) transform().begin_pass(b.mode == phase::train);
+    training_.begin(transform(), b);
     const attention_mask mask{causal, b.lengths};
     return stack_.forward_layers(x, [&](const auto& prm, const tensor& in, tensor& out, auto& saved, auto& ws) {
       encoder_layer_forward(prm, in, b.size, mask, out, saved, ws);
@@ -56,30 +60,22 @@ class encoder_stack {
           encoder_layer_backward(prm, saved, d, g, ws);
         },
         [](std::size_t, const auto&) {});
-    if constexpr (trained_transform<L, T>) transform().end_backward();
+    training_.end(transform());
     return dx;
   }
 
   template <class F>
   void for_each_parameter(F&& f) {
     stack_.for_each_layer_parameter(name, f);
-    if constexpr (trained_transform<L, T>) f(name + ".transform.skew", transform().skew(), transform().skew_grad());
+    detail::transform_training<T, L>::list(transform(), name, f);
   }
 
   /// @brief The layers' transform (one for the whole stack).
   const L& transform() const { return stack_[0].transform(); }
 
  private:
-  /// The layers, checked to share one learned transform (a trained L is one matrix for the whole stack).
-  static std::vector<encoder_params<T, L, A>> sharing_one_transform(std::vector<encoder_params<T, L, A>> layers) {
-    if constexpr (trained_transform<L, T>)
-      for (const auto& l : layers)
-        TPROD_EXPECTS(l.transform() == layers.front().transform(),
-                      "nn::encoder_stack: every layer must share the first layer's learned transform");
-    return layers;
-  }
-
   stack_type stack_;
+  detail::transform_training<T, L> training_;
 };
 
 }  // namespace tprod::nn

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file fit.hpp
 /// @brief A training loop for classifiers built from tprod's layers: shuffled mini-batches, AdamW with a one-cycle
@@ -54,9 +55,9 @@ namespace tprod::nn {
 /// (size, tokens, lengths; fit sets the phase) and one label per example (per position for a language model).
 template <class T>
 struct labelled_batch {
-  tensor3<T> input;
-  batch info;
-  std::vector<std::size_t> labels;
+  tensor3<T> input;                 ///< the model's input, (B·T)×d×p (or B×d×p); empty for token-embedding models
+  batch info;                       ///< B, the token ids, the valid lengths; `fit` sets its phase and pass
+  std::vector<std::size_t> labels;  ///< one class per example (B), or per position (B·T) for a language model
 };
 
 /// @brief The loop's settings; the defaults are paper 000's (Table 5) apart from the epochs.
@@ -196,8 +197,8 @@ inline std::size_t saved_count(const std::map<std::string, std::string>& meta, c
 /// then. `name` prefixes the progress lines. Each step: forward and backward of the batch
 /// (classification_step), optional gradient zeroing (the diagnostic), clipping to opts.clip, one AdamW step at
 /// the one-cycle rate, gradients zeroed. With opts.state_file the run can stop and resume (see the file comment).
-/// @throws argument_error for zero epochs, batch size or training examples, or a saved state whose settings differ
-///         (naming the setting); io_error for an unreadable state; whatever the model or make_* throw.
+/// @throws argument_error for zero epochs, batch size or training examples, resume or state_every without a
+///         state_file, or a saved state whose settings differ (naming the setting); io_error for an unreadable state; whatever the model or make_* throw.
 template <class T, class Model, class MakeTrain, class MakeTest, class OnEpoch>
 fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeTrain&& make_train, std::size_t n_test,
                MakeTest&& make_test, const fit_options& opts, OnEpoch&& on_epoch) {
@@ -209,6 +210,9 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
   dist.validate();
   if constexpr (!std::same_as<layer_space_t<Model>, host_space>)
     if (dist.distributed()) throw argument_error("nn::fit: distributed training runs models on the host");
+  if (opts.state_file.empty() && (opts.resume || opts.state_every != 0))
+    throw argument_error(std::string("nn::fit: ") + (opts.resume ? "resume" : "state_every") +
+                         " needs a state_file to read or write the training state (it is empty)");
   const std::filesystem::path state_file = dist.state_file(opts.state_file);
   if (opts.after_step && !state_file.empty())
     throw argument_error("nn::fit: a run with after_step cannot write a training state (" + state_file.string() +
@@ -311,7 +315,9 @@ fit_result fit(Model& model, const std::string& name, std::size_t n_train, MakeT
       }
       if (dist.distributed() && dist.split_batches) {
         if constexpr (std::same_as<layer_space_t<Model>, host_space>)
-          detail::average_gradients(params, double(mine.size()), dist.sum, "nn::fit");
+          // Each rank's loss is the mean over its labelled positions (examples, or a language model's tokens):
+          // weighting by those counts gives the one-process gradient, the mean over all of them.
+          detail::average_gradients(params, double(r.counted), dist.sum, "nn::fit");
         double stats[3] = {r.loss * double(r.counted), double(r.correct), double(r.counted)};
         dist.sum(stats);
         r.loss = stats[0] / stats[2];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file fit_distribution.hpp
 /// @brief How the processes of a distributed run share nn::fit's work. nn names no transport: the caller gives a

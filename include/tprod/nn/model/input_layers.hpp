@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file input_layers.hpp
 /// @brief The layers at the input of a sequence model, as stateful layers (layer.hpp): the token embedding

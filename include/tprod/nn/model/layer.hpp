@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file layer.hpp
 /// @brief The composition API's one concept: a stateful layer that owns its parameters, their gradients and

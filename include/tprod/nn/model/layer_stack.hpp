@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file layer_stack.hpp
 /// @brief The bookkeeping the encoder and decoder stacks share: N layers of one parameter type P with their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file mpo_finetune.hpp
 /// @brief Over-parameterized fine-tuning with matrix product operators (paper 003's over-parameterization
@@ -206,18 +207,22 @@ class mpo_overparameterized {
   explicit mpo_overparameterized(M& model) : name(model.name), model_(&model) {}
 
   /// @brief Replaces weight matrix `parameter` (I×J×1) by its exact MPO with the given factorization (default:
-  /// mpo_factorization_for(I, J, order)).
-  /// @throws shape_error for an unknown name, a weight over p > 1 slices, one already over-parameterized, or
-  ///         factorizations that do not multiply to I and J.
+  /// mpo_factorization_for(I, J, order), order 3 when not given).
+  /// @throws shape_error for an unknown name, a weight over p > 1 slices, one already over-parameterized,
+  ///         factorizations that do not multiply to I and J, or both `dims` and an `order` they do not have.
   void over_parameterize(const std::string& parameter, const std::optional<mpo_factorization>& dims = {},
-                         std::size_t order = 3) {
+                         std::optional<std::size_t> order = {}) {
     constexpr const char* where = "nn::mpo_overparameterized::over_parameterize";
     TPROD_EXPECTS(!contains(parameter), std::string(where) + ": '" + parameter + "' is already an MPO");
     auto e = std::make_unique<entry>();
     e->name = parameter;
     std::tie(e->value, e->grad) = detail::find_parameter<T>(*model_, parameter, where);
     const std::size_t rows = e->value->m(), cols = e->value->n();
-    const mpo_factorization f = dims.value_or(mpo_factorization_for(rows, cols, order));
+    TPROD_EXPECTS(!dims || !order || dims->row_dims.size() == *order,
+                  std::string(where) + ": the factorization given for '" + parameter + "' has " +
+                      std::to_string(dims ? dims->row_dims.size() : 0) + " cores, but order " +
+                      std::to_string(order.value_or(0)) + " was asked for: give one of the two");
+    const mpo_factorization f = dims ? *dims : mpo_factorization_for(rows, cols, order.value_or(3));
     TPROD_EXPECTS(!f.row_dims.empty() && f.row_dims.size() == f.col_dims.size() &&
                       tprod::detail::product(f.row_dims) == rows && tprod::detail::product(f.col_dims) == cols,
                   std::string(where) + ": '" + parameter + "' is " + e->value->shape() + ", which does not factor as (" +

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file norm_layer.hpp
 /// @brief A tensor LayerNorm (layer_norm.hpp) as a stateful layer: the final normalization of a pre-norm encoder,
@@ -10,6 +11,7 @@
 #include "tprod/nn/detail/common.hpp"
 #include "tprod/nn/layer_norm.hpp"
 #include "tprod/nn/model/layer.hpp"
+#include "tprod/nn/model/transform_training.hpp"
 
 namespace tprod::nn {
 
@@ -26,11 +28,12 @@ struct norm_layer {
     transform.check_size(params.value.slices());
   }
 
-  const tensor& forward(const tensor& x, const batch&) {
+  const tensor& forward(const tensor& x, const batch& b) {
     if (!in_transform()) {
       layer_norm_forward(params.value, x, out_, saved_);
       return out_;
     }
+    training_.begin(transform, b);
     const auto tm = detail::transform_passes_of<T, S>(transform);
     tm.forward(x, hat_);
     layer_norm_forward(params.value, hat_, hat_out_, saved_);
@@ -46,6 +49,7 @@ struct norm_layer {
       tm.inverse_adjoint(dy, hat_);
       layer_norm_backward(params.value, saved_, hat_, hat_out_, fresh_);
       tm.adjoint(hat_out_, dx_);
+      training_.end(transform);
     }
     params.accumulate(fresh_);
     return dx_;
@@ -53,9 +57,11 @@ struct norm_layer {
   template <class F>
   void for_each_parameter(F&& f) {
     detail::visit_prefixed(params, name, f);
+    if (in_transform()) detail::transform_training<T, L>::list(transform, name, f);
   }
 
  private:
+  detail::transform_training<T, L> training_;
   bool in_transform() const { return params.value.kind == layer_norm_kind::transform_domain; }
 
   layer_norm_params<T, S> fresh_;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file pooling_layer.hpp
 /// @brief Sequence pooling (pooling.hpp) and the flattening before a matrix head, as stateful layers.

@@ -1,13 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file sequential.hpp
 /// @brief Layers applied in order, itself a layer: forward runs them first to last, backward last to first,
-/// and the parameters are named "<layer name>.<parameter name>".
+/// and the parameters are named "<layer name>.<parameter name>". A parameter that several layers share (the S of
+/// one learned transform given to several layers) is listed once, under the first layer's name, so an optimizer
+/// steps it once with the gradient all of them accumulated.
 ///
 /// The layers share one memory space, the model's. The layers live on the heap, so the references that `parameters(model)` hands to an optimizer stay valid
 /// when the model is moved (a sequential is move-only).
+#include <algorithm>
 #include <memory>
+#include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "tprod/nn/model/layer.hpp"
 
@@ -49,10 +55,16 @@ class sequential {
   }
 
   /// f(name, value, gradient) for every parameter, "<layer>.<parameter>" (the model's own name is not prepended,
-  /// so checkpoint names read "encoder.0.attn.w_qkv").
+  /// so checkpoint names read "encoder.0.attn.w_qkv"); a shared parameter once, under its first name.
   template <class F>
   void for_each_parameter(F&& f) {
-    std::apply([&](auto&... l) { (l.for_each_parameter(f), ...); }, *layers_);
+    std::vector<const tensor*> seen;
+    const auto once = [&](std::string_view name, tensor& value, tensor& grad) {
+      if (std::find(seen.begin(), seen.end(), &value) != seen.end()) return;
+      seen.push_back(&value);
+      f(name, value, grad);
+    };
+    std::apply([&](auto&... l) { (l.for_each_parameter(once), ...); }, *layers_);
   }
 
  private:

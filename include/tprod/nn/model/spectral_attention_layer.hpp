@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file spectral_attention_layer.hpp
 /// @brief Multi-head tensorized spectral attention (spectral_attention.hpp, paper 002 Alg. 1) as a stateful layer:

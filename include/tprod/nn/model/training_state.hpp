@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file training_state.hpp
 /// @brief A training run's whole state in one safetensors file, so that a run can stop and continue to the result

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file matrix_cache.hpp
 /// @brief A process-wide, thread-safe cache of transform matrices keyed by (kind, p), so a p×p matrix is built once.

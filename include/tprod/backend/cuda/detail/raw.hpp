@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file raw.hpp
 /// @brief The compiled side of the CUDA backend: functions on raw device pointers, defined in src/cuda/*.cu and
