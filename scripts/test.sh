@@ -23,6 +23,6 @@ cmake --build "$build_dir" -j "$jobs"
 # than spin, or they take cores from the other tests (the default keeps spinning for a while after each region).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 if [[ "${CI:-}" == true || "${TPROD_SANITIZE:-OFF}" == ON ]]; then
-  "$repo_root/scripts/sanitize.sh"
+  "$repo_root/scripts/sanitize.sh" --ci
 fi
 ctest --test-dir "$build_dir" -C "$build_type" --output-on-failure -j "$jobs" --no-tests=error --timeout 600
