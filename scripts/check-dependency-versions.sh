@@ -37,8 +37,11 @@ install_source() {  # install_source NAME SOURCE [cmake options...]
       "$scratch/src-$name/CMakeLists.txt"
     source=$scratch/src-$name
   fi
+  # No entry in the user's package registry (~/.cmake/packages): Eigen's build exports one by default, and every
+  # later find_package(Eigen3) on the machine would find this scratch tree.
   cmake -S "$source" -B "$scratch/build-$name" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_PREFIX_PATH="$prefix" \
-    -DCMAKE_BUILD_TYPE=Release "$@" >"$scratch/build-$name.log"
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_NO_PACKAGE_REGISTRY=ON -DCMAKE_EXPORT_PACKAGE_REGISTRY=OFF "$@" \
+    >"$scratch/build-$name.log"
   cmake --install "$scratch/build-$name" >>"$scratch/build-$name.log"
 }
 install_source eigen "$eigen_src" -DBUILD_TESTING=OFF -DEIGEN_BUILD_DOC=OFF -DEIGEN_BUILD_TESTING=OFF \
@@ -46,6 +49,7 @@ install_source eigen "$eigen_src" -DBUILD_TESTING=OFF -DEIGEN_BUILD_DOC=OFF -DEI
 install_source xtl "$xtl_src" -DBUILD_TESTS=OFF
 install_source xtensor "$xtensor_src" -DBUILD_TESTS=OFF
 
+[[ ! -d "$HOME/.cmake/packages/Eigen3" ]] || echo "note: ~/.cmake/packages/Eigen3 exists (not made by this script)"
 echo "== configuring tprod against them"
 cmake -S "$repo_root" -B "$scratch/tprod" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=OFF \
