@@ -38,8 +38,13 @@ template <class T>
 concept real_scalar = std::same_as<T, float> || std::same_as<T, double>;
 
 /// @brief An order-N tensor in column-major (first index fastest) storage.
+///
+/// Its memory is aligned as Eigen aligns its own matrices (Eigen::aligned_allocator). Why: the decompositions
+/// map this memory as Eigen matrices, and Eigen's vectorized reductions (norms, dots) start with the elements
+/// before the first aligned packet, so with xtensor's default allocator (16 bytes) their last bits depended on
+/// where the heap put the tensor: the same call with the same seed could differ in the last digit.
 template <real_scalar T>
-using ndtensor = xt::xarray<T, xt::layout_type::column_major>;
+using ndtensor = xt::xarray<T, xt::layout_type::column_major, Eigen::aligned_allocator<T>>;
 
 /// @brief The shape of an ndtensor: (I_1, …, I_N).
 using nd_shape = std::vector<std::size_t>;
