@@ -17,6 +17,17 @@ target_compile_options(tprod_project_options INTERFACE
   $<$<AND:$<BOOL:${TPROD_NATIVE_ARCH}>,$<CXX_COMPILER_ID:GNU,Clang>>:-march=native>)
 target_link_libraries(tprod_project_options INTERFACE tprod::tprod)
 
+# The optimization flag of the examples, the benchmarks and the tprod program in a Release build; empty: -O2 for
+# the examples, the build type's -O3 for the others. CI sets -O1 (scripts/test.sh): it compiles the examples 24%
+# faster (language_model.cpp: 35 s against 46 s of CPU), and CI only runs their quick modes and the benchmarks'
+# smoke cases, whose heavy kernels come from tprod::instances anyway.
+set(TPROD_PROGRAMS_OPTIMIZATION "" CACHE STRING
+    "Optimization flag of the examples, benchmarks and tprod program in a Release build (empty: -O2 / -O3)")
+set(tprod_programs_optimization
+    $<$<AND:$<CONFIG:Release>,$<CXX_COMPILER_ID:GNU,Clang>,$<BOOL:${TPROD_PROGRAMS_OPTIMIZATION}>>:${TPROD_PROGRAMS_OPTIMIZATION}>)
+set(tprod_examples_optimization
+    $<$<AND:$<CONFIG:Release>,$<CXX_COMPILER_ID:GNU,Clang>>:$<IF:$<BOOL:${TPROD_PROGRAMS_OPTIMIZATION}>,${TPROD_PROGRAMS_OPTIMIZATION},-O2>>)
+
 # tprod_add_area_executables(<dir> <prefix> <libs...>): one executable <prefix><area> per sub-folder of <dir>
 # holding .cpp files (a sub-folder with its own CMakeLists.txt is added as a subdirectory instead).
 function(tprod_area_sources dir area out)
@@ -32,4 +43,17 @@ endfunction()
 option(TPROD_UNITY_BUILD "Compile the test programs and the tprod program as a few combined sources each" OFF)
 function(tprod_unity_build target)
   set_target_properties(${target} PROPERTIES UNITY_BUILD ${TPROD_UNITY_BUILD} UNITY_BUILD_BATCH_SIZE 6)
+endfunction()
+
+# tprod_test_costs(<test>:<seconds> ...): CTest's COST of the tests of this directory that exist, so that `ctest -j`
+# starts the longest first (it orders by the timings of earlier runs, which a fresh clone does not have).
+function(tprod_test_costs)
+  foreach(entry IN LISTS ARGN)
+    string(REPLACE ":" ";" entry "${entry}")
+    list(GET entry 0 test)
+    list(GET entry 1 seconds)
+    if(TEST ${test})
+      set_tests_properties(${test} PROPERTIES COST ${seconds})
+    endif()
+  endforeach()
 endfunction()
