@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by scripts/demo.sh and scripts/test.sh: installs what is missing and configures the build directory.
 # Settings (environment): TPROD_BUILD_DIR (default build), TPROD_BUILD_TYPE (default Release),
-# TPROD_JOBS (parallel compile and test jobs, default 2), CI (when true: print the tool versions first).
+# TPROD_JOBS (parallel compile and test jobs, default 2), CI (when true: print the tool versions first),
+# TPROD_ENABLE_CUDA, TPROD_ENABLE_MPI and TPROD_BUILD_PYTHON (OFF leaves that part out).
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,6 +36,17 @@ if [[ "${TPROD_ENABLE_MPI:-ON}" != OFF ]]; then
   mpi_options=(-DTPROD_ENABLE_MPI=ON)
 fi
 
+# The Python package (python/) is built whenever TPROD_BUILD_PYTHON is not OFF, with Debian's Python 3, where
+# install-deps.sh puts NumPy, pytest and PyTorch (a python3 earlier on the PATH, such as pyenv's, may lack them).
+python=python3
+if [[ -x /usr/bin/python3 ]]; then
+  python=/usr/bin/python3
+fi
+python_options=(-DTPROD_BUILD_PYTHON=OFF)
+if [[ "${TPROD_BUILD_PYTHON:-ON}" != OFF ]]; then
+  python_options=(-DTPROD_BUILD_PYTHON=ON "-DPython3_EXECUTABLE=$(command -v "$python" || echo "$python")")
+fi
+
 # tprod_configure [cmake -D options...]: installs the missing Debian packages, then configures $build_dir.
 tprod_configure() {
   "$repo_root/scripts/install-deps.sh"
@@ -43,5 +55,6 @@ tprod_configure() {
     "${CXX:-c++}" --version | head -n 1
     echo "cores: $(nproc)"
   fi
-  cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "${cuda_options[@]}" "${mpi_options[@]}" "$@"
+  cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" "${cuda_options[@]}" "${mpi_options[@]}" \
+    "${python_options[@]}" "$@"
 }

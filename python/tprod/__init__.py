@@ -1,0 +1,352 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tprod: third-order tensors under transform-based tensor-tensor products, from Python.
+
+A tensor is a NumPy array of shape (m, n, p) and dtype float32, float64, complex64 or complex128; p is the tube
+length, along which the transform L acts. The L-product is A *_L B = L^-1(L(A) facewise-times L(B)).
+
+Arrays in Fortran order (``numpy.asfortranarray``) are read without a copy, since that is tprod's own storage
+order; any other layout is copied once. Results are NumPy arrays in Fortran order that own their memory.
+The computations release the GIL and run on ``num_threads()`` threads (``set_num_threads``; by default
+TPROD_NUM_THREADS, else OMP_NUM_THREADS, else every core the process may use).
+
+    >>> import numpy as np, tprod
+    >>> A = np.random.default_rng(1).standard_normal((4, 3, 8))
+    >>> B = np.random.default_rng(2).standard_normal((3, 2, 8))
+    >>> C = tprod.product(A, B, tprod.dct())          # 4 x 2 x 8
+    >>> r = tprod.svd(A, tprod.dct(), rank=2)          # U 4x2x8, S 2x2x8, V 3x2x8
+
+Errors: ``tprod.ShapeError`` (a ValueError) for shapes, ``tprod.NumericalError`` (a ValueError) for singular
+slices, NaN or Inf, ``TypeError`` for dtypes.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+from ._tprod import (  # noqa: F401  (re-exported)
+    NumericalError,
+    ShapeError,
+    Transform,
+    __version__,
+    dct,
+    dft,
+    facewise,
+    frobenius_norm,
+    identity,
+    identity_transform,
+    inner,
+    inverse,
+    is_f_diagonal,
+    is_f_positive_definite,
+    is_f_symmetric,
+    is_orthogonal,
+    matrix_transform,
+    mode_product,
+    nuclear_norm,
+    num_threads,
+    product,
+    qr,
+    set_num_threads,
+    spectral_norm,
+    transpose,
+)
+from . import _tprod
+
+
+def _default_threads() -> int:
+    """TPROD_NUM_THREADS, else OMP_NUM_THREADS, else every core this process may run on. Set here rather than
+    left to OpenMP's default, which another library may have changed before tprod was imported (importing torch
+    first sets it to torch's own thread count)."""
+    for variable in ("TPROD_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(variable, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+set_num_threads(_default_threads())
+
+__all__ = [
+    "NumericalError", "ShapeError", "Transform", "Transformed", "SVD", "Ranks", "__version__",
+    "dct", "dft", "identity_transform", "matrix_transform",
+    "transform", "inverse_transform", "product", "facewise", "transpose", "inverse", "identity",
+    "frobenius_norm", "inner", "is_orthogonal", "is_f_diagonal", "is_f_symmetric", "is_f_positive_definite",
+    "mode_product", "svd", "ranks", "tubal_rank", "multi_rank", "average_rank", "qr", "spectral_norm",
+    "nuclear_norm", "num_threads", "set_num_threads",
+]
+
+
+class Transformed:
+    """A tensor in the transform domain, L(A): its stored slices ``data`` (m x n x stored_slices, of the domain's
+    scalar: complex under the dft), with the tube length ``p`` of A, the transform ``L`` and A's ``dtype``.
+
+    Products (``*``: the facewise product of the slices), sums, differences, scalar multiples, ``.T`` and
+    ``inverse()`` stay in the transform domain, so a chain costs one transform per operand and one
+    ``inverse_transform`` at the end::
+
+        Ahat, Bhat = tprod.transform(A, L), tprod.transform(B, L)
+        C = tprod.inverse_transform(Ahat * Bhat.T)     # A *_L B^T
+    """
+
+    __slots__ = ("data", "p", "L", "dtype")
+
+    def __init__(self, data: np.ndarray, p: int, L: Transform, dtype):
+        self.data = data
+        self.p = int(p)
+        self.L = L
+        self.dtype = np.dtype(dtype)
+
+    @classmethod
+    def _of(cls, parts, L: Transform) -> "Transformed":
+        data, p, dtype = parts
+        return cls(data, p, L, dtype)
+
+    @property
+    def shape(self):
+        """(m, n, p) of the original tensor."""
+        return (self.data.shape[0], self.data.shape[1], self.p)
+
+    def _parts(self):
+        return (self.data, self.p, self.L, self.dtype)
+
+    def _check_same(self, other: "Transformed", op: str):
+        if not isinstance(other, Transformed):
+            raise TypeError(f"tprod.Transformed {op}: the other operand is {type(other).__name__}, not a Transformed")
+        if other.L is not self.L and repr(other.L) != repr(self.L):
+            raise ShapeError(f"tprod.Transformed {op}: the operands are under different transforms ({self.L!r} and {other.L!r})")
+        if other.p != self.p or other.dtype != self.dtype:
+            raise ShapeError(f"tprod.Transformed {op}: the operands have p = {self.p}, {other.p} and dtypes "
+                             f"{self.dtype}, {other.dtype}")
+
+    def __mul__(self, other):
+        if isinstance(other, Transformed):
+            self._check_same(other, "*")
+            return Transformed(facewise(self.data, other.data), self.p, self.L, self.dtype)
+        if np.isscalar(other):
+            return Transformed(np.asfortranarray(self.data * other), self.p, self.L, self.dtype)
+        return NotImplemented
+
+    def __rmul__(self, other):
+        if np.isscalar(other):
+            return self * other
+        return NotImplemented
+
+    def __add__(self, other):
+        self._check_same(other, "+")
+        if self.data.shape != other.data.shape:
+            raise ShapeError(f"tprod.Transformed +: shapes {self.shape} and {other.shape} differ")
+        return Transformed(np.asfortranarray(self.data + other.data), self.p, self.L, self.dtype)
+
+    def __sub__(self, other):
+        self._check_same(other, "-")
+        if self.data.shape != other.data.shape:
+            raise ShapeError(f"tprod.Transformed -: shapes {self.shape} and {other.shape} differ")
+        return Transformed(np.asfortranarray(self.data - other.data), self.p, self.L, self.dtype)
+
+    @property
+    def T(self) -> "Transformed":
+        """The L-transpose, in the transform domain."""
+        return Transformed._of(_tprod.domain_transpose(*self._parts()), self.L)
+
+    def transpose(self) -> "Transformed":
+        """The L-transpose, in the transform domain (as .T)."""
+        return self.T
+
+    def inverse(self) -> "Transformed":
+        """The L-inverse (every stored slice inverted); NumericalError for a singular slice."""
+        return Transformed._of(_tprod.domain_inverse(*self._parts()), self.L)
+
+    def frobenius_norm(self) -> float:
+        """||Â||_F over all p transform-domain slices (the dft's half spectrum weighted as the whole): ||A||_F
+        under an orthonormal transform (dct, identity), sqrt(p)·||A||_F under the dft."""
+        return _tprod.domain_frobenius_norm(*self._parts())
+
+    def __repr__(self):
+        m, n, p = self.shape
+        return f"tprod.Transformed({m}x{n}x{p} {self.dtype} under {self.L!r})"
+
+
+def transform(A, L: Transform = None) -> Transformed:
+    """L(A) as a Transformed (default L: the DCT)."""
+    L = dct() if L is None else L
+    return Transformed._of(_tprod.transform(A, L), L)
+
+
+def inverse_transform(Ahat: Transformed) -> np.ndarray:
+    """L^-1 of a Transformed: the tensor in the original domain."""
+    if not isinstance(Ahat, Transformed):
+        raise TypeError(f"tprod.inverse_transform takes a tprod.Transformed, not {type(Ahat).__name__}")
+    return _tprod.inverse_transform(*Ahat._parts())
+
+
+@dataclass
+class SVD:
+    """The L-SVD A = U *_L S *_L V^T (V^T the L-transpose).
+
+    U is m x r x p, S r x r x p (f-diagonal), V n x r x p; ``sigma[i, k]`` is the i-th singular value of stored
+    transform-domain slice k (0 where a truncation dropped it) and ``kept`` the multi-rank: how many each of
+    the p slices keeps.
+    """
+
+    U: np.ndarray
+    S: np.ndarray
+    V: np.ndarray
+    sigma: np.ndarray
+    kept: List[int]
+    L: Transform
+
+    def reconstruct(self) -> np.ndarray:
+        """U *_L S *_L V^T."""
+        return product(product(self.U, self.S, self.L), transpose(self.V, self.L), self.L)
+
+    def __iter__(self):  # U, S, V = tprod.svd(A)
+        return iter((self.U, self.S, self.V))
+
+
+def svd(A, L: Transform = None, *, full: bool = False, rank: Optional[int] = None,
+        energy: Optional[float] = None) -> SVD:
+    """The L-SVD of A (default L: the DCT): economy (r = min(m, n)) by default, ``full=True`` for square U and V,
+    ``rank=k`` for the tubal-rank-k truncation, ``energy=gamma`` for the smallest multi-rank keeping at least
+    gamma of ||A||_F^2."""
+    L = dct() if L is None else L
+    d = _tprod._svd(A, L, full, rank, energy)
+    return SVD(d["U"], d["S"], d["V"], d["sigma"], list(d["kept"]), L)
+
+
+@dataclass
+class Ranks:
+    """The ranks of A under L: the tubal rank (max over slices), the average rank, the multi-rank (one per
+    transform-domain slice) and the tolerance above which singular values counted."""
+
+    tubal_rank: int
+    average_rank: float
+    multi_rank: List[int]
+    tolerance: float
+
+
+def ranks(A, L: Transform = None, tol: float = -1.0) -> Ranks:
+    """Ranks of A under L (default L: the DCT); tol < 0 takes numpy.linalg.matrix_rank's rule over all slices."""
+    d = _tprod._ranks(A, dct() if L is None else L, tol)
+    return Ranks(int(d["tubal_rank"]), float(d["average_rank"]), list(d["multi_rank"]), float(d["tolerance"]))
+
+
+def tubal_rank(A, L: Transform = None, tol: float = -1.0) -> int:
+    """The tubal rank: the largest rank of a transform-domain slice (ranks(A, L, tol).tubal_rank)."""
+    return ranks(A, L, tol).tubal_rank
+
+
+def multi_rank(A, L: Transform = None, tol: float = -1.0) -> List[int]:
+    """The rank of each of the p transform-domain slices (ranks(A, L, tol).multi_rank)."""
+    return ranks(A, L, tol).multi_rank
+
+
+def average_rank(A, L: Transform = None, tol: float = -1.0) -> float:
+    """The mean rank of the p transform-domain slices (ranks(A, L, tol).average_rank)."""
+    return ranks(A, L, tol).average_rank
+
+
+# --- Decompositions of order-N tensors (float32 or float64 arrays of any number of dimensions) -------------------
+
+def _mode_multiply(x: np.ndarray, u: np.ndarray, mode: int) -> np.ndarray:
+    """x ×_mode u: u's columns contract x's axis `mode`."""
+    return np.moveaxis(np.tensordot(u, x, axes=(1, mode)), 0, mode)
+
+
+@dataclass
+class Tucker:
+    """X ≈ core ×_{m_1} U_1 ⋯ ×_{m_K} U_K over the decomposed ``modes`` (every mode unless a partial Tucker was
+    asked for); the factors have orthonormal columns. ``relative_error`` is ||X − X̂||_F / ||X||_F, measured."""
+
+    core: np.ndarray
+    factors: List[np.ndarray]
+    modes: List[int]
+    relative_error: float
+    compression_ratio: float
+    fit_history: List[float]
+    sweeps: int
+
+    def reconstruct(self) -> np.ndarray:
+        x = self.core
+        for u, mode in zip(self.factors, self.modes):
+            x = _mode_multiply(x, u, mode)
+        return x
+
+
+def _tucker(method, X, ranks, tolerance, modes, max_sweeps=50, fit_tolerance=1e-10) -> Tucker:
+    d = _tprod._tucker(X, method, list(ranks or []), float(tolerance), list(modes or []), int(max_sweeps),
+                       float(fit_tolerance))
+    return Tucker(d["core"], list(d["factors"]), list(d["modes"]), d["relative_error"], d["compression_ratio"],
+                  list(d["fit_history"]), int(d["sweeps"]))
+
+
+def hosvd(X, ranks=None, *, tolerance: float = 0.0, modes=None) -> Tucker:
+    """The truncated higher-order SVD: multilinear ``ranks`` (one per decomposed mode), or the ranks that keep
+    ||X − X̂||_F ≤ tolerance·||X||_F; ``modes`` for a partial Tucker (default: every mode)."""
+    return _tucker("hosvd", X, ranks, tolerance, modes)
+
+
+def st_hosvd(X, ranks=None, *, tolerance: float = 0.0, modes=None) -> Tucker:
+    """The sequentially truncated HOSVD (truncating in the order of ``modes``); arguments as hosvd."""
+    return _tucker("st_hosvd", X, ranks, tolerance, modes)
+
+
+def hooi(X, ranks=None, *, tolerance: float = 0.0, modes=None, max_sweeps: int = 50,
+         fit_tolerance: float = 1e-10) -> Tucker:
+    """Higher-order orthogonal iteration from the HOSVD, until a sweep raises the fit by less than
+    ``fit_tolerance`` or after ``max_sweeps`` sweeps."""
+    return _tucker("hooi", X, ranks, tolerance, modes, max_sweeps, fit_tolerance)
+
+
+@dataclass
+class TensorTrain:
+    """X ≈ the chain of ``cores``, core n of shape R_{n−1} × I_n × R_n with R_0 = R_N = 1."""
+
+    cores: List[np.ndarray]
+
+    @property
+    def ranks(self) -> List[int]:
+        return [c.shape[0] for c in self.cores] + [self.cores[-1].shape[2]]
+
+    def full(self) -> np.ndarray:
+        x = self.cores[0]
+        for c in self.cores[1:]:
+            x = np.tensordot(x, c, axes=(x.ndim - 1, 0))
+        return x.reshape(x.shape[1:-1])
+
+
+def tt_svd(X, *, max_rank: Optional[int] = None, tolerance: float = 0.0) -> TensorTrain:
+    """TT-SVD: bond ranks at most ``max_rank``, each truncation within tolerance·||X||_F/sqrt(N − 1), so that
+    ||X − TT(X)||_F ≤ tolerance·||X||_F unless max_rank cuts deeper."""
+    cap = np.iinfo(np.uint64).max if max_rank is None else int(max_rank)
+    return TensorTrain(list(_tprod._tt_svd(X, cap, float(tolerance))))
+
+
+@dataclass
+class CP:
+    """X ≈ Σ_r weights[r] · a⁽⁰⁾_r ∘ a⁽¹⁾_r ∘ ⋯ (factors[n] = A⁽ⁿ⁾ with unit-norm columns, weights decreasing)."""
+
+    weights: np.ndarray
+    factors: List[np.ndarray]
+    fit_history: List[float]
+    relative_error: float
+    sweeps: int
+
+    def reconstruct(self) -> np.ndarray:
+        letters = "abcdefghijklmnopqrstuvwxyz"[: len(self.factors)]
+        spec = "z," + ",".join(f"{c}z" for c in letters) + "->" + letters
+        return np.einsum(spec, self.weights, *self.factors)
+
+
+def cp_als(X, rank: int, *, max_sweeps: int = 500, fit_tolerance: float = 1e-12, seed: int = 0,
+           restarts: int = 1) -> CP:
+    """The rank-``rank`` CP decomposition by alternating least squares, from ``restarts`` initializations
+    (seeds seed, seed + 1, …; the best fit is kept); the same seed gives the same result."""
+    d = _tprod._cp_als(X, int(rank), int(max_sweeps), float(fit_tolerance), int(seed), int(restarts))
+    return CP(np.asarray(d["weights"]), list(d["factors"]), list(d["fit_history"]), d["relative_error"],
+              int(d["sweeps"]))
+
+
+__all__ += ["Tucker", "TensorTrain", "CP", "hosvd", "st_hosvd", "hooi", "tt_svd", "cp_als"]
