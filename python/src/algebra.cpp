@@ -9,8 +9,6 @@ namespace tprod::python {
 
 namespace {
 
-const transform_object default_transform{dct{}};
-
 /// The slices of a transform-domain tensor, its p and its original scalar, as the tuple tprod.Transformed holds.
 template <scalar T, class L>
 py::tuple domain_tuple(transformed<T, L>&& hat) {

@@ -38,6 +38,9 @@ struct transform_object {
   }
 };
 
+/// The transform a binding uses when the caller names none: the DCT.
+inline const transform_object default_transform{dct{}};
+
 /// The four scalars, by NumPy dtype.
 enum class scalar_kind { float32, float64, complex64, complex128 };
 

@@ -10,8 +10,6 @@ namespace tprod::python {
 
 namespace {
 
-const transform_object default_transform{dct{}};
-
 template <class R>
 py::dict svd_dict(R&& r) {
   py::dict d;

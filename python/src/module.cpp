@@ -11,12 +11,9 @@
 namespace tprod::python {
 
 scalar_kind scalar_of(const py::array& a, const char* what) {
+  // By kind and size rather than dtype identity, so that equal dtypes made elsewhere (a subclass, an explicit
+  // little-endian '<f8') count too; big-endian data is refused.
   const py::dtype d = a.dtype();
-  if (d.is(py::dtype::of<float>())) return scalar_kind::float32;
-  if (d.is(py::dtype::of<double>())) return scalar_kind::float64;
-  if (d.is(py::dtype::of<std::complex<float>>())) return scalar_kind::complex64;
-  if (d.is(py::dtype::of<std::complex<double>>())) return scalar_kind::complex128;
-  // dtype.is compares identity; equal dtypes of another byte order or a subclass come here too.
   const char kind = d.kind();
   const auto bytes = d.itemsize();
   if (d.byteorder() != '>' && kind == 'f' && bytes == 4) return scalar_kind::float32;
