@@ -17,10 +17,10 @@ target_compile_options(tprod_project_options INTERFACE
   $<$<AND:$<BOOL:${TPROD_NATIVE_ARCH}>,$<CXX_COMPILER_ID:GNU,Clang>>:-march=native>)
 target_link_libraries(tprod_project_options INTERFACE tprod::tprod)
 
-# The optimization flag of the examples, the benchmarks and the tprod program in a Release build; empty: -O2 for
-# the examples, the build type's -O3 for the others. CI sets -O1 (scripts/test.sh): it compiles the examples 24%
-# faster (language_model.cpp: 35 s against 46 s of CPU), and CI only runs their quick modes and the benchmarks'
-# smoke cases, whose heavy kernels come from tprod::instances anyway.
+# The optimization flag of the examples, the benchmarks, the tprod program and the Python module in a Release
+# build; empty: -O2 for the examples, the build type's -O3 for the others. CI sets -O1 (scripts/test.sh): it
+# compiles the examples 24% faster (language_model.cpp: 35 s against 46 s of CPU), and CI only runs their quick
+# modes and the benchmarks' smoke cases, whose heavy kernels come from tprod::instances anyway.
 set(TPROD_PROGRAMS_OPTIMIZATION "" CACHE STRING
     "Optimization flag of the examples, benchmarks and tprod program in a Release build (empty: -O2 / -O3)")
 set(tprod_programs_optimization

