@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""tprod.torch's encoder layer against the C++ layer it wraps and against PyTorch's own layer, on the CPU, in one
+run: one training step's forward and backward pass of paper 000's layer at d = 768 (8 heads, d_ff = 3072, GELU),
+float32, a batch of 8 sequences of 128 tokens.
+
+- tprod.torch.LTransformerEncoderLayer.paper000(768, 8, 3072, p=4) under the DCT: X of shape (8, 128, 192, 4),
+  Y.backward(dY) with the gradients into the nn.Parameters;
+- the C++ call: bench_nn's encoder_layer/lproduct_p4/d768 (the same layer and shapes, forward + backward);
+- torch.nn.TransformerEncoderLayer(768, 8, 3072, dropout=0, activation="gelu", batch_first=True), the standard
+  layer a PyTorch user would otherwise train, on as many threads as tprod.
+
+Timing: wall time of each step after two warm-up steps, the median of --runs steps.
+
+    PYTHONPATH=build/python python3 bench/peers/python_encoder_cpu.py --bench build/bench/bench_nn
+
+Exit status: 0; 2 without PyTorch or tprod.
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import torch
+    import tprod
+    import tprod.torch
+except ImportError as e:  # pragma: no cover
+    print(f"python_encoder_cpu: {e}", file=sys.stderr)
+    sys.exit(2)
+
+CASE = "encoder_layer/lproduct_p4/d768"
+
+
+def median_step(step, runs):
+    for _ in range(2):
+        step()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cxx_median(bench, threads):
+    """Median real time (s) of bench_nn's CASE, run now on this machine."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = pathlib.Path(scratch) / "cxx.json"
+        subprocess.run([bench, f"--benchmark_filter=^{CASE}/", f"--benchmark_out={out}",
+                        "--benchmark_out_format=json", "--benchmark_report_aggregates_only=true"],
+                       check=True, capture_output=True, env=dict(os.environ, TPROD_NUM_THREADS=str(threads)))
+        report = json.loads(out.read_text())
+    for b in report["benchmarks"]:
+        if b.get("aggregate_name") == "median" and b["run_name"].startswith(CASE + "/"):
+            return b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+    raise SystemExit(f"python_encoder_cpu: {bench} reported no median of {CASE}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bench", help="bench_nn, to time the C++ layer in the same run")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args()
+
+    threads = tprod.num_threads()
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    batch, tokens, d, heads, d_ff, p = 8, 128, 768, 8, 3072, 4
+    ours = tprod.torch.LTransformerEncoderLayer.paper000(d, heads, d_ff, p, activation="gelu")
+    x = torch.randn(batch, tokens, d // p, p)
+    dy = torch.randn(batch, tokens, d // p, p)
+    theirs = torch.nn.TransformerEncoderLayer(d, heads, d_ff, dropout=0.0, activation="gelu", batch_first=True)
+    xs, dys = torch.randn(batch, tokens, d), torch.randn(batch, tokens, d)
+
+    def ours_step():
+        ours.zero_grad(set_to_none=True)
+        ours(x).backward(dy)
+
+    def theirs_step():
+        theirs.zero_grad(set_to_none=True)
+        theirs(xs).backward(dys)
+
+    fig = {"threads": threads, "python_s": median_step(ours_step, args.runs),
+           "torch_standard_s": median_step(theirs_step, args.runs)}
+    if args.bench:
+        fig["cxx_s"] = cxx_median(args.bench, threads)
+    line = (f"threads: {threads}; encoder layer d = 768, p = 4, forward + backward: "
+            f"Python {fig['python_s'] * 1e3:.1f} ms")
+    if "cxx_s" in fig:
+        line += f", C++ {fig['cxx_s'] * 1e3:.1f} ms (Python / C++ {fig['python_s'] / fig['cxx_s']:.2f})"
+    line += (f"; PyTorch's standard layer {fig['torch_standard_s'] * 1e3:.1f} ms "
+             f"(PyTorch / tprod {fig['torch_standard_s'] / fig['python_s']:.2f})")
+    print(line)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(fig, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
