@@ -34,24 +34,39 @@ class layer {
   virtual py::list parameters(const py::object& self) = 0;
   virtual py::tuple forward(const py::array& x, std::size_t batch, const nn::attention_mask& mask,
                             const py::list& current) = 0;
-  virtual std::string dtype() const = 0;
 };
 
-/// A copy of a 3-dimensional array of scalar T, in any memory order, as a tprod tensor (one copy, by NumPy).
-/// @throws TypeError for another dtype, ValueError for another number of dimensions (both naming `what`).
+/// A NumPy array of Fortran order over t's memory, kept alive by `base` (no copy).
+template <class T>
+py::array array_over(tensor3<T>& t, py::handle base) {
+  const auto s = py::ssize_t(sizeof(T)), m = py::ssize_t(t.m()), n = py::ssize_t(t.n());
+  return py::array_t<T>({m, n, py::ssize_t(t.p())}, {s, s * m, s * m * n}, t.data(), base);
+}
+
+/// Copies a 3-dimensional array of scalar T, in any memory order, into t of the same shape (one copy, by NumPy).
+/// @throws TypeError for another dtype, ValueError for another shape (both naming `what`).
+template <class T>
+void copy_into(tensor3<T>& t, const py::array& a, const std::string& what) {
+  if (scalar_of(a, what.c_str()) != scalar_of_type<T>())
+    throw py::type_error("tprod: " + what + " is " + dtype_text(a.dtype()) + "; this layer computes in " +
+                         dtype_name<T>());
+  if (a.ndim() != 3 || std::size_t(a.shape(0)) != t.m() || std::size_t(a.shape(1)) != t.n() ||
+      std::size_t(a.shape(2)) != t.p())
+    throw py::value_error("tprod: " + what + " has shape " + shape_text(a) + ", not (" + std::to_string(t.m()) +
+                          ", " + std::to_string(t.n()) + ", " + std::to_string(t.p()) + ")");
+  if (t.size() == 0) return;  // nothing to copy (an empty tensor has no memory to view)
+  const py::capsule borrowed(t.data(), [](void*) {});  // a base, so that the array views t instead of copying it
+  py::module_::import("numpy").attr("copyto")(array_over(t, borrowed), a, py::arg("casting") = "no");
+}
+
+/// A copy of a 3-dimensional array of scalar T as a tprod tensor of its shape (see copy_into).
 template <class T>
 tensor3<T> tensor_copy(const py::array& a, const char* what) {
-  if (scalar_of(a, what) != scalar_of_type<T>())
-    throw py::type_error(std::string("tprod: ") + what + " is " + dtype_text(a.dtype()) + "; this layer computes in " +
-                         dtype_name<T>());
   if (a.ndim() != 3)
     throw py::value_error(std::string("tprod: ") + what + " has shape " + shape_text(a) +
                           "; the layer takes a third-order tensor (rows, width, p)");
   tensor3<T> t(std::size_t(a.shape(0)), std::size_t(a.shape(1)), std::size_t(a.shape(2)));
-  const auto s = py::ssize_t(sizeof(T)), m = a.shape(0), n = a.shape(1);
-  const py::capsule borrowed(t.data(), [](void*) {});  // a base, so that the array views t instead of copying it
-  const py::array view(py::dtype::of<T>(), {m, n, a.shape(2)}, {s, s * m, s * m * n}, t.data(), borrowed);
-  py::module_::import("numpy").attr("copyto")(view, a, py::arg("casting") = "no");
+  copy_into(t, a, what);
   return t;
 }
 
@@ -80,16 +95,11 @@ class layer_of final : public layer, public std::enable_shared_from_this<layer_o
  public:
   explicit layer_of(Params p) : params_(std::move(p)) {}
 
-  std::string dtype() const override { return dtype_name<T>(); }
-
   py::list parameters(const py::object& self) override {
     py::list out;
-    params_.for_each([&](const auto& name, tensor3<T>& t) {
-      const auto s = py::ssize_t(sizeof(T)), m = py::ssize_t(t.m()), n = py::ssize_t(t.n());
-      // The array's base is the layer, which lives as long as any of its arrays.
-      out.append(py::make_tuple(std::string(name), py::array_t<T>({m, n, py::ssize_t(t.p())},
-                                                                 {s, s * m, s * m * n}, t.data(), self)));
-    });
+    // Each array's base is the layer, which lives as long as any of its arrays.
+    params_.for_each(
+        [&](const auto& name, tensor3<T>& t) { out.append(py::make_tuple(std::string(name), array_over(t, self))); });
     return out;
   }
 
@@ -111,24 +121,20 @@ class layer_of final : public layer, public std::enable_shared_from_this<layer_o
   }
 
  private:
-  /// Copies each parameter of `current` that is not this layer's own memory into the layer.
+  /// Copies each parameter of `current` (all of the layer's, in its order, or none) that is not this layer's own
+  /// memory into the layer.
   void adopt(const py::list& current) {
+    std::size_t count = 0;
+    params_.for_each([&](const auto&, tensor3<T>&) { ++count; });
+    if (current.empty()) return;
+    if (current.size() != count)
+      throw py::value_error("tprod: " + std::to_string(current.size()) + " parameters given, the layer has " +
+                            std::to_string(count));
     std::size_t i = 0;
     params_.for_each([&](const auto& name, tensor3<T>& t) {
-      if (i >= current.size()) return;
       const py::array a = current[i++];
-      if (a.data() == t.data()) return;
-      const std::string what = "parameter " + std::string(name);
-      const tensor3<T> copy = tensor_copy<T>(a, what.c_str());
-      if (copy.m() != t.m() || copy.n() != t.n() || copy.p() != t.p())
-        throw py::value_error("tprod: " + what + " has shape " + shape_text(a) + ", the layer's is (" +
-                              std::to_string(t.m()) + ", " + std::to_string(t.n()) + ", " + std::to_string(t.p()) +
-                              ")");
-      std::copy_n(copy.data(), copy.size(), t.data());
+      if (a.data() != t.data()) copy_into(t, a, "parameter " + std::string(name));
     });
-    if (i != current.size())
-      throw py::value_error("tprod: " + std::to_string(current.size()) + " parameters given, the layer has " +
-                            std::to_string(i));
   }
 
   Params params_;
@@ -184,7 +190,6 @@ void bind_nn(py::module_& m) {
            "(d_input, [parameter gradients]) of this forward pass, for the output's gradient dy");
   py::class_<layer, std::shared_ptr<layer>>(m, "_Layer")
       .def("parameters", [](const py::object& self) { return self.cast<layer&>().parameters(self); })
-      .def_property_readonly("dtype", &layer::dtype)
       .def(
           "forward",
           [](layer& l, const py::array& x, std::size_t batch, bool causal, std::vector<std::size_t> key_lengths,

@@ -273,5 +273,10 @@ def test_bad_input():
     if torch.cuda.is_available():
         with pytest.raises(TypeError, match="cuda"):
             ttorch.LMultiheadAttention(4, 2, 3)(torch.randn(1, 2, 4, 3, device="cuda"))
+    inner = ttorch.LMultiheadAttention(4, 2, 3)._layer  # the C++ layer under the module
+    with pytest.raises(ValueError, match="2 parameters given, the layer has 4"):
+        inner.forward(np.zeros((2, 4, 3), np.float32), 1, parameters=[a for _, a in inner.parameters()][:2])
+    with pytest.raises(ValueError, match="not whole sequences|rows"):
+        inner.forward(np.zeros((0, 4, 3), np.float32), 1)
     with pytest.raises(ValueError, match="dimension-wise|causal"):
         ttorch.LMultiheadAttention(4, 2, 2, variant="dimension_wise")(torch.randn(1, 2, 4, 2), causal=True)

@@ -77,7 +77,8 @@ template <class X> tensor3<cd> to_cd(const X& x) {
 /// x += a·b in complex double, written out: std::complex's operator* recovers NaN and Inf as C99 asks (a call
 /// to __muldc3 per product), which in the -O0 test programs was half the time of every test using these loops.
 inline void add_product(cd& x, const cd& a, const cd& b) {
-  x = cd(x.real() + (a.real() * b.real() - a.imag() * b.imag()), x.imag() + (a.real() * b.imag() + a.imag() * b.real()));
+  x = cd(x.real() + (a.real() * b.real() - a.imag() * b.imag()),
+         x.imag() + (a.real() * b.imag() + a.imag() * b.real()));
 }
 
 /// Â(:, :, s) = Σ_t Z(s, t)·A(:, :, t) with plain loops.
