@@ -130,6 +130,7 @@ void bind_transforms(py::module_& m);
 void bind_algebra(py::module_& m);
 void bind_factorizations(py::module_& m);
 void bind_decompositions(py::module_& m);
+void bind_graph(py::module_& m);
 void bind_nn(py::module_& m);
 
 }  // namespace tprod::python

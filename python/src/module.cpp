@@ -182,5 +182,6 @@ PYBIND11_MODULE(_tprod, m) {
   bind_algebra(m);
   bind_factorizations(m);
   bind_decompositions(m);
+  bind_graph(m);
   bind_nn(m);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// tprod's layers from Python: L-multi-head attention and the L-Transformer encoder layer (paper 000's post-norm
-// form, paper 001's pre-norm TCP-ViT block, and what lies between), forward and backward, for tprod.torch.
+// tprod's layers from Python, forward and backward, for tprod.torch: L-multi-head attention and the L-Transformer
+// encoder layer (paper 000's post-norm form, paper 001's pre-norm TCP-ViT block, and what lies between) on
+// third-order tensors; the MPO linear layer and tensorized spectral attention (paper 002) on matrices of tokens.
 //
 // A layer object owns its parameters in the C++ layer's own storage: the projections in the transform domain, the
 // LayerNorms' Γ and ℬ in their domain, exactly as the C++ layer keeps them. Python sees each parameter as a NumPy
@@ -12,10 +13,13 @@
 #include <functional>
 #include <memory>
 
-#include "arrays.hpp"
+#include "ndarrays.hpp"
+#include "tprod/graph/time_graph.hpp"
 #include "tprod/nn/attention.hpp"
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/extern_templates.hpp"
+#include "tprod/nn/mpo_linear.hpp"
+#include "tprod/nn/spectral_attention.hpp"
 
 namespace tprod::python {
 
@@ -36,38 +40,106 @@ class layer {
                             const py::list& current) = 0;
 };
 
-/// A NumPy array of Fortran order over t's memory, kept alive by `base` (no copy).
+/// The extents of a parameter, an input or a gradient: tprod stores each in column-major (Fortran) order.
 template <class T>
-py::array array_over(tensor3<T>& t, py::handle base) {
-  const auto s = py::ssize_t(sizeof(T)), m = py::ssize_t(t.m()), n = py::ssize_t(t.n());
-  return py::array_t<T>({m, n, py::ssize_t(t.p())}, {s, s * m, s * m * n}, t.data(), base);
+std::vector<py::ssize_t> extents(const tensor3<T>& t) {
+  return {py::ssize_t(t.m()), py::ssize_t(t.n()), py::ssize_t(t.p())};
+}
+template <class T>
+std::vector<py::ssize_t> extents(const ndtensor<T>& t) {
+  return std::vector<py::ssize_t>(t.shape().begin(), t.shape().end());
+}
+template <class T>
+std::vector<py::ssize_t> extents(const dense_matrix<T>& t) {
+  return {py::ssize_t(t.rows()), py::ssize_t(t.cols())};
 }
 
-/// Copies a 3-dimensional array of scalar T, in any memory order, into t of the same shape (one copy, by NumPy).
+std::string extents_text(const std::vector<py::ssize_t>& e) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < e.size(); ++i) s += (i ? ", " : "") + std::to_string(e[i]);
+  return s + (e.size() == 1 ? ",)" : ")");
+}
+
+/// A NumPy array of Fortran order over t's memory, kept alive by `base` (no copy).
+template <class Tensor>
+py::array array_over(Tensor& t, py::handle base) {
+  using T = std::remove_cvref_t<decltype(*t.data())>;
+  const std::vector<py::ssize_t> shape = extents(t);
+  std::vector<py::ssize_t> strides;
+  py::ssize_t stride = sizeof(T);
+  for (const auto e : shape) {
+    strides.push_back(stride);
+    stride *= e;
+  }
+  return py::array_t<T>(shape, strides, t.data(), base);
+}
+
+/// Copies an array of scalar T, in any memory order, into t of the same shape (one copy, by NumPy).
 /// @throws TypeError for another dtype, ValueError for another shape (both naming `what`).
-template <class T>
-void copy_into(tensor3<T>& t, const py::array& a, const std::string& what) {
+template <class Tensor>
+void copy_into(Tensor& t, const py::array& a, const std::string& what) {
+  using T = std::remove_cvref_t<decltype(*t.data())>;
   if (scalar_of(a, what.c_str()) != scalar_of_type<T>())
     throw py::type_error("tprod: " + what + " is " + dtype_text(a.dtype()) + "; this layer computes in " +
                          dtype_name<T>());
-  if (a.ndim() != 3 || std::size_t(a.shape(0)) != t.m() || std::size_t(a.shape(1)) != t.n() ||
-      std::size_t(a.shape(2)) != t.p())
-    throw py::value_error("tprod: " + what + " has shape " + shape_text(a) + ", not (" + std::to_string(t.m()) +
-                          ", " + std::to_string(t.n()) + ", " + std::to_string(t.p()) + ")");
+  const std::vector<py::ssize_t> shape = extents(t);
+  if (!std::equal(shape.begin(), shape.end(), a.shape(), a.shape() + a.ndim()) || std::size_t(a.ndim()) != shape.size())
+    throw py::value_error("tprod: " + what + " has shape " + shape_text(a) + ", not " + extents_text(shape));
   if (t.size() == 0) return;  // nothing to copy (an empty tensor has no memory to view)
   const py::capsule borrowed(t.data(), [](void*) {});  // a base, so that the array views t instead of copying it
   py::module_::import("numpy").attr("copyto")(array_over(t, borrowed), a, py::arg("casting") = "no");
 }
 
-/// A copy of a 3-dimensional array of scalar T as a tprod tensor of its shape (see copy_into).
-template <class T>
-tensor3<T> tensor_copy(const py::array& a, const char* what) {
-  if (a.ndim() != 3)
+/// A copy of an array as a layer's input or output gradient: a third-order tensor (rows, width, p) for the
+/// L-layers, a matrix (rows, features) for the MPO layers (see copy_into).
+template <class Tensor>
+Tensor input_copy(const py::array& a, const char* what) {
+  constexpr std::size_t order = std::same_as<Tensor, tensor3<typename Tensor::value_type>> ? 3 : 2;
+  if (std::size_t(a.ndim()) != order)
     throw py::value_error(std::string("tprod: ") + what + " has shape " + shape_text(a) +
-                          "; the layer takes a third-order tensor (rows, width, p)");
-  tensor3<T> t(std::size_t(a.shape(0)), std::size_t(a.shape(1)), std::size_t(a.shape(2)));
+                          (order == 3 ? "; the layer takes a third-order tensor (rows, width, p)"
+                                      : "; the layer takes a matrix (rows, features)"));
+  Tensor t;
+  if constexpr (order == 3)
+    t = Tensor(std::size_t(a.shape(0)), std::size_t(a.shape(1)), std::size_t(a.shape(2)));
+  else
+    t.resize(a.shape(0), a.shape(1));
   copy_into(t, a, what);
   return t;
+}
+
+/// A result moved into a NumPy array of Fortran order that owns it.
+template <class T>
+py::array owned_array(tensor3<T>&& t) {
+  return to_numpy(std::move(t));
+}
+template <class T>
+py::array owned_array(ndtensor<T>&& t) {
+  return nd_to_numpy(std::move(t));
+}
+template <class T>
+py::array owned_array(dense_matrix<T>&& t) {
+  auto* owned = new dense_matrix<T>(std::move(t));
+  py::capsule owner(owned, [](void* p) { delete static_cast<dense_matrix<T>*>(p); });
+  return array_over(*owned, owner);
+}
+
+/// The parameters of tensorized spectral attention with the damping c of its bidirectional time graph
+/// Ω = ½c^{|l₁−l₂|} (built for each input's sequence length).
+template <real_scalar T>
+struct tsa_layer_params {
+  nn::tsa_params<T> tsa;
+  double damping = 0.5;
+
+  template <class F>
+  void for_each(F&& f) {
+    tsa.for_each(f);
+  }
+};
+
+void expect_no_mask(const nn::attention_mask& mask, const char* layer) {
+  if (mask.causal || !mask.key_lengths.empty())
+    throw py::value_error(std::string("tprod: ") + layer + " takes no attention mask");
 }
 
 /// The forward and backward passes of each layer type, under one name.
@@ -90,8 +162,37 @@ auto layer_backward(const nn::encoder_params<T, L>& p, const Saved& saved, const
   return nn::encoder_layer_backward(p, saved, dy);
 }
 
-template <class T, class Params>
-class layer_of final : public layer, public std::enable_shared_from_this<layer_of<T, Params>> {
+template <class T>
+auto layer_forward(const nn::mpo_linear_params<T>& p, const dense_matrix<T>& x, std::size_t,
+                   const nn::attention_mask& mask) {
+  expect_no_mask(mask, "the MPO linear layer");
+  return nn::mpo_linear_forward<T>(p, x);
+}
+template <class T, class Saved>
+auto layer_backward(const nn::mpo_linear_params<T>& p, const Saved& saved, const dense_matrix<T>& dy) {
+  return nn::mpo_linear_backward<T>(p, saved, dy);
+}
+/// TSA on `batch` sequences of x.rows() / batch tokens, the key lengths padding each sequence's end.
+template <class T>
+auto layer_forward(const tsa_layer_params<T>& p, const dense_matrix<T>& x, std::size_t batch,
+                   const nn::attention_mask& mask) {
+  if (mask.causal)
+    throw py::value_error("tprod: tensorized spectral attention has no causal form (its time graph is "
+                          "bidirectional)");
+  if (batch == 0 || std::size_t(x.rows()) % batch != 0)
+    throw py::value_error("tprod: " + std::to_string(x.rows()) + " rows are not " + std::to_string(batch) +
+                          " sequences of one length");
+  const dense_matrix<T> omega = bidirectional_time_adjacency<T>(std::size_t(x.rows()) / batch, p.damping);
+  return nn::tsa_forward<T>(p.tsa, x, omega, mask.key_lengths);
+}
+template <class T, class Saved>
+auto layer_backward(const tsa_layer_params<T>& p, const Saved& saved, const dense_matrix<T>& dy) {
+  return nn::tsa_backward<T>(p.tsa, saved, dy);
+}
+
+/// A layer of scalar T with parameters Params on inputs of type Input (tensor3<T> or dense_matrix<T>).
+template <class T, class Params, class Input>
+class layer_of final : public layer, public std::enable_shared_from_this<layer_of<T, Params, Input>> {
  public:
   explicit layer_of(Params p) : params_(std::move(p)) {}
 
@@ -99,25 +200,25 @@ class layer_of final : public layer, public std::enable_shared_from_this<layer_o
     py::list out;
     // Each array's base is the layer, which lives as long as any of its arrays.
     params_.for_each(
-        [&](const auto& name, tensor3<T>& t) { out.append(py::make_tuple(std::string(name), array_over(t, self))); });
+        [&](const auto& name, auto& t) { out.append(py::make_tuple(std::string(name), array_over(t, self))); });
     return out;
   }
 
   py::tuple forward(const py::array& x, std::size_t batch, const nn::attention_mask& mask,
                     const py::list& current) override {
     adopt(current);
-    const tensor3<T> in = tensor_copy<T>(x, "the input");
+    const Input in = input_copy<Input>(x, "the input");
     auto run = without_gil([&] { return layer_forward(params_, in, batch, mask); });
     auto saved = std::make_shared<decltype(run.second)>(std::move(run.second));
     layer_pass pass;
     pass.backward = [self = this->shared_from_this(), saved](const py::array& dy) {
-      const tensor3<T> d_out = tensor_copy<T>(dy, "the output's gradient");
+      const Input d_out = input_copy<Input>(dy, "the output's gradient");
       auto g = without_gil([&] { return layer_backward(self->params_, *saved, d_out); });
       py::list grads;
-      g.d_params.for_each([&](const auto&, tensor3<T>& t) { grads.append(to_numpy(std::move(t))); });
-      return py::make_tuple(to_numpy(std::move(g.d_input)), grads);
+      g.d_params.for_each([&](const auto&, auto& t) { grads.append(owned_array(std::move(t))); });
+      return py::make_tuple(owned_array(std::move(g.d_input)), grads);
     };
-    return py::make_tuple(to_numpy(std::move(run.first)), std::move(pass));
+    return py::make_tuple(owned_array(std::move(run.first)), std::move(pass));
   }
 
  private:
@@ -125,13 +226,13 @@ class layer_of final : public layer, public std::enable_shared_from_this<layer_o
   /// memory into the layer.
   void adopt(const py::list& current) {
     std::size_t count = 0;
-    params_.for_each([&](const auto&, tensor3<T>&) { ++count; });
+    params_.for_each([&](const auto&, auto&) { ++count; });
     if (current.empty()) return;
     if (current.size() != count)
       throw py::value_error("tprod: " + std::to_string(current.size()) + " parameters given, the layer has " +
                             std::to_string(count));
     std::size_t i = 0;
-    params_.for_each([&](const auto& name, tensor3<T>& t) {
+    params_.for_each([&](const auto& name, auto& t) {
       const py::array a = current[i++];
       if (a.data() != t.data()) copy_into(t, a, "parameter " + std::string(name));
     });
@@ -139,6 +240,14 @@ class layer_of final : public layer, public std::enable_shared_from_this<layer_o
 
   Params params_;
 };
+
+/// Calls f(std::type_identity<T>{}) for dtype "float32" or "float64", or raises TypeError.
+template <class F>
+std::shared_ptr<layer> with_layer_dtype(const std::string& dtype, F&& f) {
+  if (dtype == "float32") return f(std::type_identity<float>{});
+  if (dtype == "float64") return f(std::type_identity<double>{});
+  throw py::type_error("tprod: the layers compute in float32 or float64, not " + dtype);
+}
 
 /// Calls f(std::type_identity<T>{}, L) for dtype "float32" or "float64" and a real transform (the layers compute
 /// in real arithmetic), or raises TypeError.
@@ -159,9 +268,7 @@ std::shared_ptr<layer> with_layer_scalar(const std::string& dtype, const transfo
         },
         l.policy);
   };
-  if (dtype == "float32") return with_transform(std::type_identity<float>{});
-  if (dtype == "float64") return with_transform(std::type_identity<double>{});
-  throw py::type_error("tprod: the layers compute in float32 or float64, not " + dtype);
+  return with_layer_dtype(dtype, with_transform);
 }
 
 template <class E>
@@ -208,7 +315,7 @@ void bind_nn(py::module_& m) {
         return with_layer_scalar(dtype, l, [&](auto tag, const auto& policy) -> std::shared_ptr<layer> {
           using T = typename std::remove_cvref_t<decltype(tag)>::type;
           auto params = nn::make_attention_params<T>(width, heads, p, policy, seed, bias, v);
-          return std::make_shared<layer_of<T, decltype(params)>>(std::move(params));
+          return std::make_shared<layer_of<T, decltype(params), tensor3<T>>>(std::move(params));
         });
       },
       py::arg("width"), py::arg("heads"), py::arg("p"), py::arg("L"), py::arg("bias"), py::arg("variant"),
@@ -241,12 +348,41 @@ void bind_nn(py::module_& m) {
         return with_layer_scalar(dtype, l, [&](auto tag, const auto& policy) -> std::shared_ptr<layer> {
           using T = typename std::remove_cvref_t<decltype(tag)>::type;
           auto params = nn::make_encoder_params<T>(cfg, policy, seed);
-          return std::make_shared<layer_of<T, decltype(params)>>(std::move(params));
+          return std::make_shared<layer_of<T, decltype(params), tensor3<T>>>(std::move(params));
         });
       },
       py::arg("width"), py::arg("p"), py::arg("heads"), py::arg("hidden"), py::arg("activation"), py::arg("bias"),
       py::arg("norm_first"), py::arg("norm"), py::arg("variant"), py::arg("eps"), py::arg("L"), py::arg("dtype"),
       py::arg("seed"));
+
+  m.def(
+      "_mpo_linear_layer",
+      [](const nd_shape& row_dims, const nd_shape& col_dims, const std::vector<std::size_t>& bond_ranks,
+         const std::string& dtype, std::uint64_t seed) {
+        return with_layer_dtype(dtype, [&](auto tag) -> std::shared_ptr<layer> {
+          using T = typename std::remove_cvref_t<decltype(tag)>::type;
+          auto params = nn::make_mpo_linear_params<T>(row_dims, col_dims, bond_ranks, seed);
+          return std::make_shared<layer_of<T, decltype(params), dense_matrix<T>>>(std::move(params));
+        });
+      },
+      py::arg("row_dims"), py::arg("col_dims"), py::arg("bond_ranks"), py::arg("dtype"), py::arg("seed"));
+
+  m.def(
+      "_tsa_layer",
+      [](const nd_shape& row_dims, const nd_shape& col_dims, std::size_t rank, std::size_t heads,
+         std::size_t filter_order, double damping, const std::string& dtype, std::uint64_t seed) {
+        if (!(damping > 0 && damping < 1))
+          throw py::value_error("tprod: the time graph's damping c = " + std::to_string(damping) +
+                                " must lie in (0, 1)");
+        return with_layer_dtype(dtype, [&](auto tag) -> std::shared_ptr<layer> {
+          using T = typename std::remove_cvref_t<decltype(tag)>::type;
+          tsa_layer_params<T> params{nn::make_tsa_params<T>(row_dims, col_dims, rank, heads, filter_order, seed),
+                                     damping};
+          return std::make_shared<layer_of<T, tsa_layer_params<T>, dense_matrix<T>>>(std::move(params));
+        });
+      },
+      py::arg("row_dims"), py::arg("col_dims"), py::arg("rank"), py::arg("heads"), py::arg("filter_order"),
+      py::arg("damping"), py::arg("dtype"), py::arg("seed"));
 }
 
 }  // namespace tprod::python

@@ -105,3 +105,46 @@ def test_bad_input_raises():
 def test_cuda_tensor_is_refused_by_a_cpu_build():
     with pytest.raises(TypeError, match="cpu"):
         ttorch.lproduct(torch.randn(2, 2, 2, device="cuda"), torch.randn(2, 2, 2, device="cuda"))
+
+
+def test_torch_tensors_into_every_kind_of_function():
+    """CPU tensors go in through DLPack, without a copy; the results equal those of the same data as NumPy
+    arrays (which test_algebra and the others check against NumPy definitions)."""
+    gen = torch.Generator().manual_seed(9)
+    a = torch.randn(4, 3, 5, dtype=torch.float64, generator=gen)
+    b = torch.randn(3, 2, 5, dtype=torch.float64, generator=gen)
+    an, bn = a.numpy(), b.numpy()
+    np.testing.assert_array_equal(tprod.product(a, b), tprod.product(an, bn))
+    np.testing.assert_array_equal(tprod.product(A=a, B=b, L=tprod.dft()), tprod.product(an, bn, tprod.dft()))
+    np.testing.assert_array_equal(tprod.svd(a, rank=2).S, tprod.svd(an, rank=2).S)
+    np.testing.assert_array_equal(tprod.transform(a).data, tprod.transform(an).data)
+    np.testing.assert_array_equal(tprod.hosvd(a, [2, 2, 2]).core, tprod.hosvd(an, [2, 2, 2]).core)
+    lap = torch.from_numpy(tprod.laplacian(tprod.adjacency(4, [(0, 1), (1, 2), (2, 3)])))
+    np.testing.assert_array_equal(tprod.polynomial_filter(lap, [1.0, 0.5], a),
+                                  tprod.polynomial_filter(lap.numpy(), [1.0, 0.5], an))
+    # a tensor in tprod's own (Fortran) order is viewed, not copied: the view shares the tensor's memory
+    f = torch.from_numpy(np.asfortranarray(an))
+    view = tprod.from_dlpack(f)
+    assert np.shares_memory(view, f.numpy()) and view.flags["F_CONTIGUOUS"]
+    assert tprod.from_dlpack(an) is an  # NumPy arrays pass unchanged
+
+
+class _ArrayOnDevice:
+    """A DLPack producer that says it lives on a CUDA device (type 2), as a CUDA tensor would."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("tprod read a device array")
+
+
+def test_dlpack_refusals():
+    with pytest.raises(TypeError, match="on a CUDA device; tprod's Python package computes on the CPU"):
+        tprod.product(_ArrayOnDevice(), np.ones((2, 2, 2)))
+    with pytest.raises(TypeError, match="requires grad"):
+        tprod.frobenius_norm(torch.ones(2, 2, 2, requires_grad=True))
+    with pytest.raises(TypeError, match="DLPack"):
+        tprod.frobenius_norm(torch.ones(2, 2, 2, dtype=torch.complex128).conj())
+    with pytest.raises(TypeError, match="dtype int64"):
+        tprod.product(torch.ones(2, 2, 2, dtype=torch.int64), torch.ones(2, 2, 2, dtype=torch.int64))

@@ -20,6 +20,7 @@ slices, NaN or Inf, ``TypeError`` for dtypes.
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import List, Optional
@@ -350,3 +351,256 @@ def cp_als(X, rank: int, *, max_sweeps: int = 500, fit_tolerance: float = 1e-12,
 
 
 __all__ += ["Tucker", "TensorTrain", "CP", "hosvd", "st_hosvd", "hooi", "tt_svd", "cp_als"]
+
+
+@dataclass
+class MultiheadTucker:
+    """The shared-factor Tucker decomposition of one multi-head attention layer (TensorLLM): the heads' weights
+    stacked as W_all (d_model x d_v x 4 x heads; W_all[:, :, 0, i] = W_q's columns of head i, then W_k's, W_v's, and
+    W_o's rows of head i transposed), decomposed over modes 0, 1, 2 with factors shared by every head and one core
+    per head (``tucker.core[..., i]``); ``query``, ``key``, ``value`` and ``output`` are the four weights rebuilt
+    from it (the denoised layer)."""
+
+    tucker: Tucker
+    query: np.ndarray
+    key: np.ndarray
+    value: np.ndarray
+    output: np.ndarray
+
+
+def multihead_tucker(W_q, W_k, W_v, W_o, heads: int, ranks=None, *, tolerance: float = 0.0,
+                     max_sweeps: int = 50, fit_tolerance: float = 1e-10) -> MultiheadTucker:
+    """Shared-factor Tucker denoising of an attention layer: W_q, W_k, W_v (d_model x heads*d_v) and W_o
+    (heads*d_v x d_model), multilinear ``ranks`` (R_1, R_2, R_3) or a ``tolerance``, fitted by HOOI."""
+    d = _tprod._multihead_tucker(W_q, W_k, W_v, W_o, int(heads), list(ranks or []), float(tolerance),
+                                 int(max_sweeps), float(fit_tolerance))
+    t = Tucker(d["core"], list(d["factors"]), list(d["modes"]), d["relative_error"], d["compression_ratio"],
+               list(d["fit_history"]), int(d["sweeps"]))
+    return MultiheadTucker(t, *d["weights"])
+
+
+@dataclass
+class MPO:
+    """A matrix W (I x J) as a Matrix Product Operator: ``cores[n]`` of shape R_{n-1} x I_n x J_n x R_n,
+    R_0 = R_N = 1, I = prod I_n, J = prod J_n, with little-endian indices i = i_1 + I_1 (i_2 + ...) (likewise j):
+    W[i, j] = cores[0][:, i_1, j_1, :] @ ... @ cores[N-1][:, i_N, j_N, :]."""
+
+    cores: List[np.ndarray]
+    __array_ufunc__ = None  # so that X @ mpo reaches __rmatmul__ instead of NumPy's matmul
+
+    @property
+    def ranks(self) -> List[int]:
+        return [c.shape[0] for c in self.cores] + [self.cores[-1].shape[3]]
+
+    @property
+    def shape(self):
+        """(I, J)."""
+        return (int(np.prod([c.shape[1] for c in self.cores])), int(np.prod([c.shape[2] for c in self.cores])))
+
+    def parameter_count(self) -> int:
+        return int(sum(c.size for c in self.cores))
+
+    def full(self) -> np.ndarray:
+        """The dense W."""
+        x = self.cores[0][0]  # I_1 x J_1 x R_1
+        for c in self.cores[1:]:
+            # (i, j, r) x (r, i', j', r') -> (i, i', j, j', r'), little-endian: i + I * i'
+            x = np.einsum("ijr,rabs->iajbs", x, c)
+            x = x.reshape(x.shape[0] * x.shape[1], x.shape[2] * x.shape[3], x.shape[4], order="F")
+        return x[:, :, 0]
+
+    def matmul(self, X) -> np.ndarray:
+        """X @ W for X of I columns, core by core without forming W."""
+        return _tprod._mpo_product(X, self.cores)
+
+    def __rmatmul__(self, X):
+        return self.matmul(X)
+
+
+def mpo_from_matrix(W, row_dims, col_dims, *, max_rank: Optional[int] = None, tolerance: float = 0.0) -> MPO:
+    """W (I x J) as an MPO over the factorizations I = prod row_dims, J = prod col_dims, by TT-SVD: exact at full
+    ranks (the default), else bond ranks at most ``max_rank`` and ||W - MPO||_F <= tolerance ||W||_F."""
+    cap = np.iinfo(np.uint64).max if max_rank is None else int(max_rank)
+    return MPO(list(_tprod._mpo_from_matrix(W, list(row_dims), list(col_dims), cap, float(tolerance))))
+
+
+@dataclass
+class BlockTerm:
+    """X ≈ sum_p cores[p] x_0 factors[p][0] x_1 factors[p][1] ... (P block terms of multilinear rank (R_1, ...),
+    factors with orthonormal columns); for a third-order X and ranks (L, M, N), the rank-(L, M, N) BTD."""
+
+    cores: List[np.ndarray]
+    factors: List[List[np.ndarray]]
+    fit_history: List[float]
+    relative_error: float
+    compression_ratio: float
+    sweeps: int
+
+    def term(self, p: int) -> np.ndarray:
+        x = self.cores[p]
+        for mode, u in enumerate(self.factors[p]):
+            x = _mode_multiply(x, u, mode)
+        return x
+
+    def reconstruct(self) -> np.ndarray:
+        return sum(self.term(p) for p in range(len(self.cores)))
+
+
+def block_term(X, terms: int, ranks, *, max_sweeps: int = 500, fit_tolerance: float = 1e-12, seed: int = 0,
+               restarts: int = 1, init: str = "dominant_subspace", line_search: bool = True) -> BlockTerm:
+    """The block-term decomposition by alternating least squares: ``terms`` terms of multilinear ``ranks`` (one per
+    mode of X); ``init`` "dominant_subspace" (random combinations of X's leading singular vectors) or "random";
+    ``restarts`` runs from seeds seed, seed + 1, ... and keeps the best fit; Bro's ``line_search`` between sweeps."""
+    d = _tprod._block_term(X, int(terms), list(ranks), int(max_sweeps), float(fit_tolerance), int(seed),
+                           int(restarts), str(init), bool(line_search))
+    return BlockTerm(list(d["cores"]), [list(f) for f in d["factors"]], list(d["fit_history"]),
+                     d["relative_error"], d["compression_ratio"], int(d["sweeps"]))
+
+
+__all__ += ["MultiheadTucker", "multihead_tucker", "MPO", "mpo_from_matrix", "BlockTerm", "block_term"]
+
+
+# --- Graph filters (paper 002): a signal is an array whose first axis is the graph's vertices ------------------
+
+def _dtype_name(dtype) -> str:
+    d = np.dtype(dtype)
+    if d not in (np.float32, np.float64):
+        raise TypeError(f"tprod: the graph filters compute in float32 or float64, not {d}")
+    return d.name
+
+
+def adjacency(vertices: int, edges, weights=None, *, directed: bool = False, dtype=np.float64) -> np.ndarray:
+    """A (vertices x vertices): a[from, to] = weight (1 without ``weights``) for every edge (from, to), and
+    a[to, from] too unless ``directed``; repeated edges add their weights."""
+    edges = [(int(a), int(b)) for a, b in edges]
+    w = [] if weights is None else [float(x) for x in np.asarray(weights).ravel()]
+    return _tprod._adjacency(int(vertices), edges, w, bool(directed), _dtype_name(dtype))
+
+
+def time_adjacency(steps: int, c: float, *, bidirectional: bool = False, dtype=np.float64) -> np.ndarray:
+    """The RGTN time graph: a[l1, l2] = c^(l2 - l1) for l2 > l1 (0 < c < 1), or with ``bidirectional``
+    Omega = (A + A^T) / 2."""
+    return _tprod._time_adjacency(int(steps), float(c), bool(bidirectional), _dtype_name(dtype))
+
+
+def degrees(A) -> np.ndarray:
+    """The (out-)degrees d_l = sum_l2 a[l, l2]."""
+    return _tprod._degrees(A)[:, 0]
+
+
+def laplacian(A, *, normalized: bool = False) -> np.ndarray:
+    """D - A, or with ``normalized`` I - D^(-1/2) A D^(-1/2) (an isolated vertex keeps 1 on the diagonal)."""
+    return _tprod._laplacian(A, bool(normalized))
+
+
+@dataclass
+class GraphFourier:
+    """The eigenbasis Psi = Phi diag(lam) Phi^T of a symmetric graph matrix: ``phi`` (orthonormal columns, the
+    graph Fourier modes) and ``lam`` (the graph frequencies, ascending)."""
+
+    phi: np.ndarray
+    lam: np.ndarray
+
+    def transform(self, x) -> np.ndarray:
+        """x_hat = Phi^T x_1 x (along the first axis)."""
+        return np.tensordot(self.phi.T, x, axes=1)
+
+    def inverse(self, x_hat) -> np.ndarray:
+        """x = Phi x_1 x_hat."""
+        return np.tensordot(self.phi, x_hat, axes=1)
+
+    def convolve(self, gamma, x) -> np.ndarray:
+        """Phi diag(gamma) Phi^T x_1 x: one multiplier per graph frequency."""
+        return _tprod._spectral_convolution(self.phi, np.asarray(gamma, dtype=self.phi.dtype), x)
+
+    def polynomial_multipliers(self, alpha) -> np.ndarray:
+        """f_alpha(lam_l) = sum_k alpha_k lam_l^k, so that convolve(polynomial_multipliers(alpha), x) equals
+        polynomial_filter(Psi, alpha, x)."""
+        return np.polynomial.polynomial.polyval(self.lam, np.asarray(alpha, dtype=np.float64)).astype(self.lam.dtype)
+
+
+def graph_fourier(Psi) -> GraphFourier:
+    """The graph Fourier basis of a symmetric Psi (a Laplacian or an undirected adjacency matrix)."""
+    phi, lam = _tprod._graph_fourier(Psi)
+    return GraphFourier(phi, lam[:, 0])
+
+
+def polynomial_filter(Psi, alpha, x) -> np.ndarray:
+    """f_alpha(Psi) x_1 x = sum_k alpha_k Psi^k x_1 x (Horner's rule) for a signal x on Psi's vertices."""
+    return _tprod._polynomial_filter(Psi, [float(a) for a in np.asarray(alpha).ravel()], x)
+
+
+def rgtn_forward(A, x, *, P=None, fast: bool = False) -> np.ndarray:
+    """The RGTN forward pass on a time graph A: (I + A)^(-1/2) x_1 x; with ``fast``, (I + A) x_1 x; with an
+    idempotent feature propagation ``P`` (x a steps x features matrix), x + A x P^T."""
+    if P is not None:
+        if fast:
+            raise ValueError("tprod.rgtn_forward: the fast form takes no propagation P")
+        return _tprod._rgtn_forward_propagated(A, P, x)
+    return _tprod._rgtn_forward(A, x, bool(fast))
+
+
+def attention_coefficients(K, d_k: float) -> np.ndarray:
+    """Theta = ReLU(K K^T / d_k) with a zero diagonal, for keys K (steps x features, or a tensor whose first axis is
+    the steps): the context-dependent graph of tensorized spectral attention."""
+    return _tprod._attention_coefficients(K, float(d_k))
+
+
+__all__ += ["adjacency", "time_adjacency", "degrees", "laplacian", "GraphFourier", "graph_fourier",
+            "polynomial_filter", "rgtn_forward", "attention_coefficients"]
+
+
+# --- Arrays of other libraries: torch tensors, and any other array that speaks DLPack ---------------------------
+
+_DLPACK_DEVICES = {1: "the CPU", 2: "a CUDA device", 3: "pinned CUDA host memory", 4: "an OpenCL device",
+                   7: "a Vulkan device", 8: "a Metal device", 10: "a ROCm device", 13: "CUDA managed memory",
+                   14: "a oneAPI device"}
+
+
+def from_dlpack(x) -> np.ndarray:
+    """x as a NumPy array over the same memory (no copy) when it is a CPU array of another library that speaks
+    DLPack (a torch.Tensor, a JAX or CuPy array on the host, ...); NumPy arrays and other objects pass unchanged.
+    Every tprod function applies it to its array arguments. Raises TypeError for an array on a device (tprod's
+    Python package computes on the CPU) and for a torch tensor that requires grad (use tprod.torch for autograd)."""
+    if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        return x
+    kind = f"{type(x).__module__}.{type(x).__name__}"
+    device = int(x.__dlpack_device__()[0])
+    if device != 1:  # kDLCPU
+        where = _DLPACK_DEVICES.get(device, f"DLPack device type {device}")
+        raise TypeError(f"tprod: a {kind} on {where}; tprod's Python package computes on the CPU: move it there "
+                        f"first (a torch tensor with .cpu())")
+    if getattr(x, "requires_grad", False):
+        raise TypeError(f"tprod: a {kind} that requires grad; pass x.detach(), or use the autograd functions and "
+                        f"layers of tprod.torch")
+    try:
+        return np.from_dlpack(x)
+    except (RuntimeError, BufferError, TypeError) as e:  # e.g. torch's conjugate or negative bit
+        raise TypeError(f"tprod: a {kind} that NumPy cannot view through DLPack ({e}); pass x.resolve_conj()"
+                        f" / x.resolve_neg() or a copy") from e
+
+
+def _accepting_dlpack(f):
+    """f with its array arguments passed through from_dlpack, so that torch tensors go in without a copy. NumPy
+    arguments take the direct call (the bindings refuse any other array with a TypeError, and only then are the
+    arguments converted), which keeps the small calls' overhead where it was."""
+    @functools.wraps(f)
+    def accepting(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except TypeError:
+            converted = tuple(from_dlpack(a) for a in args)
+            keywords = {k: from_dlpack(v) for k, v in kwargs.items()}
+            if all(a is b for a, b in zip(converted, args)) and all(keywords[k] is kwargs[k] for k in kwargs):
+                raise  # nothing to convert: the TypeError is the call's own
+        return f(*converted, **keywords)
+    return accepting
+
+
+for _name in list(__all__):
+    _f = globals()[_name]
+    if callable(_f) and not isinstance(_f, type) and _name not in ("dct", "dft", "identity_transform",
+                                                                   "num_threads", "set_num_threads"):
+        globals()[_name] = _accepting_dlpack(_f)
+del _name, _f
+__all__ += ["from_dlpack"]

@@ -5,9 +5,12 @@ Forward and backward passes run tprod's kernels. Tensors are real (float32 or fl
 
 * ``lproduct`` and ``LLinear``: the L-product and the L-linear layer, with their parameters in the original domain;
 * ``LMultiheadAttention`` and ``LTransformerEncoderLayer``: tprod's C++ layers (L-multi-head attention; the
-  encoder layer in paper 000's post-norm form, paper 001's pre-norm TCP-ViT form, or between). Their parameters
-  are the C++ layer's own, in its own domain (projections in the transform domain), shared with it without a
-  copy, so PyTorch's optimizers update the layer in place.
+  encoder layer in paper 000's post-norm form, paper 001's pre-norm TCP-ViT form, or between);
+* ``LMPOLinear`` and ``LSpectralAttention``: the MPO linear layer and tensorized spectral attention (paper 002),
+  on tokens as vectors.
+
+The C++ layers' parameters are the layer's own, in its own domain (projections in the transform domain, MPO
+cores), shared with it without a copy, so PyTorch's optimizers update the layer in place.
 
 The L-product's gradients follow from its adjoint:
 
@@ -27,10 +30,11 @@ import torch
 
 from . import Transform, _tprod, dct, facewise, mode_product, product, transpose
 
-__all__ = ["lproduct", "LProduct", "LLinear", "LMultiheadAttention", "LTransformerEncoderLayer"]
+__all__ = ["lproduct", "LProduct", "LLinear", "LMultiheadAttention", "LTransformerEncoderLayer", "LMPOLinear",
+           "LSpectralAttention"]
 
 
-def _array(t: torch.Tensor, what: str) -> np.ndarray:
+def _array(t: torch.Tensor, what: str, ndim: int = 3) -> np.ndarray:
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"tprod.torch: {what} is {type(t).__name__}, not a torch.Tensor")
     if t.device.type != "cpu":
@@ -38,9 +42,10 @@ def _array(t: torch.Tensor, what: str) -> np.ndarray:
                         f"move it with .cpu()")
     if t.dtype not in (torch.float32, torch.float64):
         raise TypeError(f"tprod.torch: {what} has dtype {t.dtype}; the autograd functions take float32 or float64")
-    if t.dim() != 3:
-        raise ValueError(f"tprod.torch: {what} has shape {tuple(t.shape)}; a third-order tensor has 3 dimensions "
-                         f"(m, n, p)")
+    if t.dim() != ndim:
+        raise ValueError(f"tprod.torch: {what} has shape {tuple(t.shape)}; " +
+                         ("a third-order tensor has 3 dimensions (m, n, p)" if ndim == 3 else
+                          f"this layer takes {ndim} dimensions"))
     return t.detach().numpy()
 
 
@@ -166,13 +171,13 @@ class _LayerFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, layer, batch: int, causal: bool, key_lengths: list, X: torch.Tensor, *params):
         current = [p.detach().numpy() for p in params]
-        y, ctx.layer_pass = layer.forward(_array(X, "the input"), batch, causal, key_lengths, current)
+        y, ctx.layer_pass = layer.forward(_array(X, "the input", X.dim()), batch, causal, key_lengths, current)
         return torch.from_numpy(y)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dY: torch.Tensor):
-        dx, grads = ctx.layer_pass.backward(_array(dY, "the output's gradient"))
+        dx, grads = ctx.layer_pass.backward(_array(dY, "the output's gradient", dY.dim()))
         return (None, None, None, None, torch.from_numpy(dx), *(torch.from_numpy(g) for g in grads))
 
 
@@ -180,8 +185,8 @@ class _TprodLayer(torch.nn.Module):
     """A tprod C++ layer as a module: its parameters registered under the C++ names ("attn.w_qkv" is the
     parameter w_qkv of the submodule attn), each an nn.Parameter over the layer's own memory."""
 
-    def _hold(self, layer, width: int, p: int) -> None:
-        self._layer, self._width, self._p = layer, width, p
+    def _hold(self, layer) -> None:
+        self._layer = layer
         self._names = []
         for name, array in layer.parameters():
             owner = self
@@ -193,20 +198,27 @@ class _TprodLayer(torch.nn.Module):
             owner.register_parameter(leaf, torch.nn.Parameter(torch.from_numpy(array)))
             self._names.append(name)
 
-    def _run(self, X: torch.Tensor, causal: bool, key_padding_mask: Optional[torch.Tensor]) -> torch.Tensor:
+    def _check_input(self, X, shape: tuple, expected: str) -> None:
+        """X a torch.Tensor of len(shape) dimensions, equal to `shape` where it is not None, and not empty."""
         if not isinstance(X, torch.Tensor):
             raise TypeError(f"{type(self).__name__}: the input is {type(X).__name__}, not a torch.Tensor")
-        if X.dim() != 4 or X.shape[2] != self._width or X.shape[3] != self._p:
+        if X.dim() != len(shape) or any(s is not None and X.shape[i] != s for i, s in enumerate(shape)):
             raise ValueError(f"{type(self).__name__}: the input has shape {tuple(X.shape)}; this layer takes "
-                             f"(batch, tokens, {self._width}, {self._p})")
-        batch, tokens = int(X.shape[0]), int(X.shape[1])
-        if batch == 0 or tokens == 0:
+                             f"{expected}")
+        if X.numel() == 0:
             raise ValueError(f"{type(self).__name__}: the input has shape {tuple(X.shape)}; give at least one "
                              f"sequence of at least one token")
-        lengths = _key_lengths(key_padding_mask, batch, tokens)
+
+    def _call_layer(self, X: torch.Tensor, batch: int, causal: bool = False, lengths: Optional[list] = None):
         params = [self.get_parameter(name) for name in self._names]
-        Y = _LayerFunction.apply(self._layer, batch, bool(causal), lengths,
-                                 X.reshape(batch * tokens, self._width, self._p), *params)
+        return _LayerFunction.apply(self._layer, batch, bool(causal), lengths or [], X, *params)
+
+    def _run(self, X: torch.Tensor, causal: bool, key_padding_mask: Optional[torch.Tensor]) -> torch.Tensor:
+        """An L-layer on X of shape (batch, tokens, width, p)."""
+        self._check_input(X, (None, None, self._width, self._p), f"(batch, tokens, {self._width}, {self._p})")
+        batch, tokens = int(X.shape[0]), int(X.shape[1])
+        lengths = _key_lengths(key_padding_mask, batch, tokens)
+        Y = self._call_layer(X.reshape(batch * tokens, self._width, self._p), batch, causal, lengths)
         return Y.view(batch, tokens, self._width, self._p)
 
 
@@ -225,8 +237,8 @@ class LMultiheadAttention(_TprodLayer):
                  variant: str = "spectral", dtype=torch.float32):
         super().__init__()
         self.L, self.heads, self.variant = dct() if L is None else L, heads, variant
-        self._hold(_tprod._attention_layer(width, heads, p, self.L, bias, variant, _dtype_name(dtype), _seed()),
-                   width, p)
+        self._width, self._p = width, p
+        self._hold(_tprod._attention_layer(width, heads, p, self.L, bias, variant, _dtype_name(dtype), _seed()))
 
     def forward(self, X: torch.Tensor, causal: bool = False,
                 key_padding_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -257,8 +269,9 @@ class LTransformerEncoderLayer(_TprodLayer):
         self.L = dct() if L is None else L
         self.config = dict(width=width, p=p, heads=heads, hidden=hidden, activation=activation, bias=bias,
                            norm_first=norm_first, norm=norm, variant=variant, eps=eps)
+        self._width, self._p = width, p
         self._hold(_tprod._encoder_layer(width, p, heads, hidden, activation, bias, norm_first, norm, variant, eps,
-                                         self.L, _dtype_name(dtype), _seed()), width, p)
+                                         self.L, _dtype_name(dtype), _seed()))
 
     @classmethod
     def paper000(cls, d_model: int, nhead: int, dim_feedforward: int, p: int, L: Optional[Transform] = None,
@@ -285,3 +298,99 @@ class LTransformerEncoderLayer(_TprodLayer):
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self.config.items()) + f", L={self.L!r}"
+
+
+def _dims(dims, what: str) -> list:
+    dims = [int(d) for d in dims]
+    if not dims or any(d < 1 for d in dims):
+        raise ValueError(f"tprod.torch: {what} = {dims} must be a non-empty list of positive sizes")
+    return dims
+
+
+class LMPOLinear(_TprodLayer):
+    """Y = X W with the weight W (in_features x out_features) held as a Matrix Product Operator and never formed
+    (paper 002, eq. 2-4; paper 003's MPO layers): cores ``core_0``, ``core_1``, ... of shape
+    R_{n-1} x I_n x J_n x R_n over the factorizations in_features = prod(row_dims), out_features = prod(col_dims),
+    R_0 = R_N = 1 (the index convention of tprod.MPO). X has any leading dimensions and in_features last.
+
+    ``ranks``: one bond rank for all N - 1 bonds, or a list of N - 1. The cores start uniform with the variance
+    that gives W's entries torch.nn.Linear's, from PyTorch's generator. ``LMPOLinear.from_dense(W, ...)`` starts
+    from a dense weight instead (exact at full ranks: paper 003's over-parameterization). No bias.
+    """
+
+    def __init__(self, row_dims, col_dims, ranks=2, dtype=torch.float32):
+        super().__init__()
+        self.row_dims, self.col_dims = _dims(row_dims, "row_dims"), _dims(col_dims, "col_dims")
+        if len(self.row_dims) != len(self.col_dims):
+            raise ValueError(f"tprod.torch.LMPOLinear: row_dims {self.row_dims} and col_dims {self.col_dims} "
+                             f"must have the same length")
+        bonds = len(self.row_dims) - 1
+        ranks = [int(ranks)] * bonds if isinstance(ranks, int) else [int(r) for r in ranks]
+        self.in_features, self.out_features = math.prod(self.row_dims), math.prod(self.col_dims)
+        self._hold(_tprod._mpo_linear_layer(self.row_dims, self.col_dims, ranks, _dtype_name(dtype), _seed()))
+
+    @classmethod
+    def from_dense(cls, W: torch.Tensor, row_dims, col_dims, max_rank: Optional[int] = None,
+                   tolerance: float = 0.0) -> "LMPOLinear":
+        """The layer of a dense W (in_features x out_features) by TT-SVD (tprod.mpo_from_matrix): exact at full
+        ranks, else bond ranks at most ``max_rank`` and ||W - MPO||_F <= tolerance ||W||_F."""
+        from . import mpo_from_matrix
+        w = W.detach().cpu().numpy() if isinstance(W, torch.Tensor) else np.asarray(W)
+        cores = mpo_from_matrix(w, row_dims, col_dims, max_rank=max_rank, tolerance=tolerance).cores
+        layer = cls(row_dims, col_dims, [c.shape[3] for c in cores[:-1]], dtype=torch.from_numpy(w).dtype)
+        with torch.no_grad():
+            for name, core in zip(layer._names, cores):
+                layer.get_parameter(name).copy_(torch.from_numpy(np.ascontiguousarray(core)))
+        return layer
+
+    def weight(self) -> torch.Tensor:
+        """The dense W the cores stand for (a copy, for inspection)."""
+        from . import MPO
+        return torch.from_numpy(MPO([self.get_parameter(n).detach().numpy() for n in self._names]).full())
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        if not isinstance(X, torch.Tensor) or X.dim() < 1 or X.shape[-1] != self.in_features:
+            shape = tuple(X.shape) if isinstance(X, torch.Tensor) else type(X).__name__
+            raise ValueError(f"tprod.torch.LMPOLinear: the input has shape {shape}; this layer takes "
+                             f"(..., {self.in_features})")
+        rows = X.reshape(-1, self.in_features)
+        self._check_input(rows, (None, self.in_features), f"(..., {self.in_features})")
+        Y = self._call_layer(rows, int(rows.shape[0]))
+        return Y.view(*X.shape[:-1], self.out_features)
+
+    def extra_repr(self) -> str:
+        return f"row_dims={self.row_dims}, col_dims={self.col_dims}, ranks={[int(self.get_parameter(n).shape[3]) for n in self._names[:-1]]}"
+
+
+class LSpectralAttention(_TprodLayer):
+    """Tensorized spectral attention (TSA; paper 002, Alg. 1) on X of shape (batch, tokens, in_features).
+
+    Each of ``heads`` heads computes K = X W_k and V = X W_v (MPO weights over row_dims x col_dims with bond rank
+    ``rank``), the attention graph Theta = ReLU(K K^T / d_k) (zero diagonal, d_k = prod(col_dims)), Psi = Omega * Theta
+    with the bidirectional time graph Omega = c^|l1 - l2| / 2, and Y = f(Psi) V: the simplified filter I + Psi
+    (``filter_order=0``) or f(Psi) = sum_k alpha_k Psi^k with learnable alpha (``filter_order=K``, starting at I +
+    Psi). The heads' outputs, side by side, pass an MPO projection to prod(col_dims) features. Parameters:
+    ``head_h.key.core_n``, ``head_h.value.core_n``, ``head_h.alpha``, ``projection.core_n``.
+    ``key_padding_mask`` (batch x tokens, True where a token is padding, at the end of each sequence) keeps padding
+    out of the graph.
+    """
+
+    def __init__(self, row_dims, col_dims, rank: int = 2, heads: int = 1, filter_order: int = 0,
+                 damping: float = 0.5, dtype=torch.float32):
+        super().__init__()
+        self.row_dims, self.col_dims = _dims(row_dims, "row_dims"), _dims(col_dims, "col_dims")
+        self.in_features, self.out_features = math.prod(self.row_dims), math.prod(self.col_dims)
+        self.config = dict(rank=rank, heads=heads, filter_order=filter_order, damping=damping)
+        self._hold(_tprod._tsa_layer(self.row_dims, self.col_dims, int(rank), int(heads), int(filter_order),
+                                     float(damping), _dtype_name(dtype), _seed()))
+
+    def forward(self, X: torch.Tensor, key_padding_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        self._check_input(X, (None, None, self.in_features), f"(batch, tokens, {self.in_features})")
+        batch, tokens = int(X.shape[0]), int(X.shape[1])
+        lengths = _key_lengths(key_padding_mask, batch, tokens)
+        Y = self._call_layer(X.reshape(batch * tokens, self.in_features), batch, False, lengths)
+        return Y.view(batch, tokens, self.out_features)
+
+    def extra_repr(self) -> str:
+        return (f"row_dims={self.row_dims}, col_dims={self.col_dims}, " +
+                ", ".join(f"{k}={v!r}" for k, v in self.config.items()))
