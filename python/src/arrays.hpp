@@ -118,6 +118,27 @@ py::array matrix_to_numpy(const Eigen::MatrixBase<Derived>& m) {
 template <class T>
 Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> matrix_of(const py::array& a, const char* what);
 
+/// Calls f(std::type_identity<T>{}) for a float32 or float64 array, or raises TypeError naming `what` and `who`
+/// ("the decompositions", "the graph filters"): these compute in real arithmetic.
+template <class F>
+py::object with_real_scalar(const py::array& a, const char* what, const char* who, F&& f) {
+  switch (scalar_of(a, what)) {
+    case scalar_kind::float32: return f(std::type_identity<float>{});
+    case scalar_kind::float64: return f(std::type_identity<double>{});
+    default: break;
+  }
+  throw py::type_error(std::string("tprod: ") + what + " is " + dtype_text(a.dtype()) + "; " + who +
+                       " compute in float32 or float64");
+}
+
+/// The same scalar as `like`'s, or TypeError naming both (tprod does not mix precisions).
+template <class T>
+void expect_scalar(const py::array& a, const char* what, const char* like) {
+  if (scalar_of(a, what) != scalar_of_type<T>())
+    throw py::type_error(std::string("tprod: ") + what + " is " + dtype_text(a.dtype()) + " but " + like + " is " +
+                         dtype_name<T>() + "; tprod does not mix scalar types silently: convert one of them");
+}
+
 /// Runs f() with the GIL released: the computation needs no Python object, and other Python threads run meanwhile.
 template <class F>
 decltype(auto) without_gil(F&& f) {

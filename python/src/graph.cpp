@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // The graph filters from Python (paper 002): adjacency matrices from edge lists and time graphs, degrees and
 // Laplacians, the graph Fourier basis with the graph Fourier transform and spectral convolution, polynomial
-// filters f_α(Ψ) ×₁ x, the attention graph Θ = ε(K Kᵀ / d_k) and the RGTN forward passes. A signal is an array of
-// one or more dimensions whose first mode is the graph's vertices (every operation acts on mode 1); graph matrices
-// and signals are float32 or float64, of one dtype per call.
-#include "ndarrays.hpp"
-#include "tprod/graph.hpp"
+// filters f_α(Ψ) ×₁ x, the attention graph Θ = ε(K Kᵀ / d_k) and the RGTN forward passes. Every operation acts on
+// the first mode of its signal, so a signal comes here as its mode-1 unfolding, an L×R matrix (the package reshapes
+// arrays of any order in Fortran order, a view for Fortran-ordered arrays); graph matrices and signals are float32
+// or float64, of one dtype per call. (Taking order-N tensors here instead compiled this file for 38 s.)
+#include "arrays.hpp"
+#include "tprod/graph/adjacency.hpp"
+#include "tprod/graph/attention_graph.hpp"
+#include "tprod/graph/fourier.hpp"
+#include "tprod/graph/laplacian.hpp"
+#include "tprod/graph/polynomial_filter.hpp"
+#include "tprod/graph/time_graph.hpp"
 
 namespace tprod::python {
 
 namespace {
 
-/// Calls f(Ψ, x) with the graph matrix and the signal (an ndtensor) of the signal's scalar; Ψ of another dtype is a
+/// Calls f(Ψ, X) with the graph matrix and the signal's unfolding X of the signal's scalar; Ψ of another dtype is a
 /// TypeError, a Ψ that is not 2-dimensional a ValueError.
 template <class F>
 py::object with_graph_signal(const py::array& psi, const char* psi_name, const py::array& x, F&& f) {
@@ -19,8 +25,8 @@ py::object with_graph_signal(const py::array& psi, const char* psi_name, const p
     using T = typename std::remove_cvref_t<decltype(tag)>::type;
     expect_scalar<T>(psi, psi_name, "the signal");
     const dense_matrix<T> m = matrix_of<T>(psi, psi_name);
-    const ndtensor<T> signal = ndtensor_of<T>(x, "the signal");
-    return nd_to_numpy(without_gil([&] { return f(m, signal); }));
+    const dense_matrix<T> signal = matrix_of<T>(x, "the signal");
+    return matrix_to_numpy(without_gil([&] { return f(m, signal); }));
   });
 }
 
@@ -111,8 +117,8 @@ void bind_graph(py::module_& m) {
                                   "; give one multiplier per graph frequency (a vector)");
           const auto gf = py::array_t<T, py::array::f_style>::ensure(gamma);
           const dense_vector<T> g = Eigen::Map<const dense_vector<T>>(gf.data(), gf.size());
-          const ndtensor<T> signal = ndtensor_of<T>(x, "the signal");
-          return nd_to_numpy(without_gil([&] { return spectral_convolution(b, g, signal); }));
+          const dense_matrix<T> signal = matrix_of<T>(x, "the signal");
+          return matrix_to_numpy(without_gil([&] { return spectral_convolution(b, g, signal); }));
         });
       },
       py::arg("Phi"), py::arg("gamma"), py::arg("x"));
@@ -151,7 +157,7 @@ void bind_graph(py::module_& m) {
       [](const py::array& k, double d_k) {
         return with_real_scalar(k, "K", "the graph filters", [&](auto tag) -> py::object {
           using T = typename std::remove_cvref_t<decltype(tag)>::type;
-          const ndtensor<T> keys = ndtensor_of<T>(k, "K");
+          const dense_matrix<T> keys = matrix_of<T>(k, "K");
           return matrix_to_numpy(without_gil([&] { return attention_coefficients<T>(keys, d_k); }));
         });
       },

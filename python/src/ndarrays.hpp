@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NumPy arrays of any number of dimensions in and out of tprod's order-N tensors (ndtensor, column-major: NumPy's
-// Fortran order), for the decompositions, the graph filters and the MPO layers, which compute in real arithmetic.
+// Fortran order), for the decompositions and the MPO layers, which compute in real arithmetic.
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,19 +10,6 @@
 #include "tprod/decomp/ndtensor.hpp"
 
 namespace tprod::python {
-
-/// Calls f(std::type_identity<T>{}) for a float32 or float64 array, or raises TypeError naming `what` and `who`
-/// ("the decompositions", "the graph filters"): these compute in real arithmetic.
-template <class F>
-py::object with_real_scalar(const py::array& a, const char* what, const char* who, F&& f) {
-  switch (scalar_of(a, what)) {
-    case scalar_kind::float32: return f(std::type_identity<float>{});
-    case scalar_kind::float64: return f(std::type_identity<double>{});
-    default: break;
-  }
-  throw py::type_error(std::string("tprod: ") + what + " is " + dtype_text(a.dtype()) + "; " + who +
-                       " compute in float32 or float64");
-}
 
 /// A copy of `a` (of scalar T already, any memory order) as an ndtensor of its shape.
 /// @throws ValueError for a 0-dimensional array.
@@ -34,14 +21,6 @@ ndtensor<T> ndtensor_of(const py::array& a, const char* what) {
   const auto f = py::array_t<T, py::array::f_style>::ensure(a);
   const nd_shape shape(f.shape(), f.shape() + f.ndim());
   return from_column_major<T>(shape, f.data(), std::size_t(f.size()));
-}
-
-/// The same scalar as `like`'s, or TypeError naming both (tprod does not mix precisions).
-template <real_scalar T>
-void expect_scalar(const py::array& a, const char* what, const char* like) {
-  if (scalar_of(a, what) != scalar_of_type<T>())
-    throw py::type_error(std::string("tprod: ") + what + " is " + dtype_text(a.dtype()) + " but " + like + " is " +
-                         dtype_name<T>() + "; tprod does not mix scalar types silently: convert one of them");
 }
 
 /// The tensor as a Fortran-ordered NumPy array that owns it (moved, not copied).

@@ -280,3 +280,50 @@ def test_bad_input():
         inner.forward(np.zeros((0, 4, 3), np.float32), 1)
     with pytest.raises(ValueError, match="dimension-wise|causal"):
         ttorch.LMultiheadAttention(4, 2, 2, variant="dimension_wise")(torch.randn(1, 2, 4, 2), causal=True)
+
+
+@pytest.mark.parametrize("make,shapes", [
+    (lambda: ttorch.LTransformerEncoderLayer(4, 3, 2, 5, dtype=torch.float64), [(2, 3, 4, 3), (1, 5, 4, 3)]),
+    (lambda: ttorch.LTransformerEncoderLayer.tcp_vit(4, 3, 2, 2, dtype=torch.float64), [(2, 3, 4, 3), (3, 2, 4, 3)]),
+    (lambda: ttorch.LMultiheadAttention(4, 2, 3, dtype=torch.float64), [(2, 3, 4, 3), (1, 5, 4, 3)]),
+    (lambda: ttorch.LSpectralAttention([2, 2], [2, 2], heads=2, filter_order=2, dtype=torch.float64),
+     [(2, 3, 4), (1, 6, 4)]),
+    (lambda: ttorch.LMPOLinear([2, 2], [3, 2], dtype=torch.float64), [(5, 4), (2, 3, 4)])])
+def test_interleaved_passes_keep_their_own_state(make, shapes):
+    """The layer reuses its scratch and recycles the states saved for backward passes; two forward passes of
+    different shapes before either backward pass must give the gradients of two separate steps."""
+    torch.manual_seed(21)
+    layer = make()
+    randomize(layer, torch.Generator().manual_seed(4), scale=0.2)
+    xs = [torch.randn(*s, dtype=torch.float64) for s in shapes]
+    separate_x, separate_p = [], [torch.zeros_like(p) for p in layer.parameters()]
+    for k, x in enumerate(xs):
+        x = x.clone().requires_grad_()
+        layer.zero_grad()
+        ((k + 1) * layer(x).square().sum()).backward()
+        separate_x.append(x.grad)
+        for total, p in zip(separate_p, layer.parameters()):
+            total += p.grad
+    layer.zero_grad()
+    inputs = [x.clone().requires_grad_() for x in xs]
+    outputs = [layer(x) for x in inputs]  # both forward passes first
+    sum((k + 1) * y.square().sum() for k, y in enumerate(outputs)).backward()
+    for x, ref in zip(inputs, separate_x):
+        torch.testing.assert_close(x.grad, ref, rtol=0, atol=1e-12)
+    for p, ref in zip(layer.parameters(), separate_p):
+        torch.testing.assert_close(p.grad, ref, rtol=0, atol=1e-11)
+
+
+def test_backward_twice_with_retain_graph():
+    """A pass's saved state stays with its graph until the graph goes: a second backward pass over a retained graph
+    gives the same gradients again."""
+    torch.manual_seed(22)
+    layer = ttorch.LTransformerEncoderLayer(4, 3, 2, 5, dtype=torch.float64)
+    x = torch.randn(2, 3, 4, 3, dtype=torch.float64, requires_grad=True)
+    y = layer(x).square().sum()
+    y.backward(retain_graph=True)
+    first = x.grad.clone()
+    layer(torch.randn(1, 2, 4, 3, dtype=torch.float64)).sum().backward()  # another pass in between
+    x.grad = None
+    y.backward()
+    torch.testing.assert_close(x.grad, first, rtol=0, atol=0)

@@ -462,6 +462,17 @@ __all__ += ["MultiheadTucker", "multihead_tucker", "MPO", "mpo_from_matrix", "Bl
 
 # --- Graph filters (paper 002): a signal is an array whose first axis is the graph's vertices ------------------
 
+def _unfolding(x):
+    """The signal's mode-1 unfolding (L x R, in Fortran order: a view of a Fortran-ordered array) and the function
+    that folds a result of L' rows back to the signal's shape with L' in front."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        raise ValueError("tprod: the signal is a 0-dimensional array; a graph signal has the vertices on its first axis")
+    rest = x.shape[1:]
+    unfolded = x.reshape(x.shape[0], int(np.prod(rest)), order="F")
+    return unfolded, lambda y: y.reshape((y.shape[0],) + rest, order="F")
+
+
 def _dtype_name(dtype) -> str:
     d = np.dtype(dtype)
     if d not in (np.float32, np.float64):
@@ -511,7 +522,8 @@ class GraphFourier:
 
     def convolve(self, gamma, x) -> np.ndarray:
         """Phi diag(gamma) Phi^T x_1 x: one multiplier per graph frequency."""
-        return _tprod._spectral_convolution(self.phi, np.asarray(gamma, dtype=self.phi.dtype), x)
+        unfolded, fold = _unfolding(x)
+        return fold(_tprod._spectral_convolution(self.phi, np.asarray(gamma, dtype=self.phi.dtype), unfolded))
 
     def polynomial_multipliers(self, alpha) -> np.ndarray:
         """f_alpha(lam_l) = sum_k alpha_k lam_l^k, so that convolve(polynomial_multipliers(alpha), x) equals
@@ -527,7 +539,8 @@ def graph_fourier(Psi) -> GraphFourier:
 
 def polynomial_filter(Psi, alpha, x) -> np.ndarray:
     """f_alpha(Psi) x_1 x = sum_k alpha_k Psi^k x_1 x (Horner's rule) for a signal x on Psi's vertices."""
-    return _tprod._polynomial_filter(Psi, [float(a) for a in np.asarray(alpha).ravel()], x)
+    unfolded, fold = _unfolding(x)
+    return fold(_tprod._polynomial_filter(Psi, [float(a) for a in np.asarray(alpha).ravel()], unfolded))
 
 
 def rgtn_forward(A, x, *, P=None, fast: bool = False) -> np.ndarray:
@@ -537,13 +550,14 @@ def rgtn_forward(A, x, *, P=None, fast: bool = False) -> np.ndarray:
         if fast:
             raise ValueError("tprod.rgtn_forward: the fast form takes no propagation P")
         return _tprod._rgtn_forward_propagated(A, P, x)
-    return _tprod._rgtn_forward(A, x, bool(fast))
+    unfolded, fold = _unfolding(x)
+    return fold(_tprod._rgtn_forward(A, unfolded, bool(fast)))
 
 
 def attention_coefficients(K, d_k: float) -> np.ndarray:
     """Theta = ReLU(K K^T / d_k) with a zero diagonal, for keys K (steps x features, or a tensor whose first axis is
     the steps): the context-dependent graph of tensorized spectral attention."""
-    return _tprod._attention_coefficients(K, float(d_k))
+    return _tprod._attention_coefficients(_unfolding(K)[0], float(d_k))
 
 
 __all__ += ["adjacency", "time_adjacency", "degrees", "laplacian", "GraphFourier", "graph_fourier",

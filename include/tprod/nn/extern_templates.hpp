@@ -2,8 +2,9 @@
 #pragma once
 /// @file extern_templates.hpp
 /// @brief The nn layers' heavy kernels (the CPU backend's slice GEMMs, activations and LayerNorm; the attention and
-/// feed-forward blocks, residual blocks) for float and double, declared `extern template` when
-/// `TPROD_EXTERN_TEMPLATES` is defined (by linking `tprod::instances`), so that a program compiles none of them.
+/// feed-forward blocks, residual blocks; the MPO linear layer's and tensorized spectral attention's passes) for float
+/// and double, declared `extern template` when `TPROD_EXTERN_TEMPLATES` is defined (by linking `tprod::instances`),
+/// so that a program compiles none of them.
 /// The kernels take no transform type, so these serve every transform. Without the macro this header declares
 /// nothing. With the algebra's list (tprod/algebra/extern_templates.hpp), included here. See docs/building.md.
 #include "tprod/algebra/extern_templates.hpp"
@@ -14,6 +15,8 @@
 #include "tprod/nn/detail/residual.hpp"
 #include "tprod/nn/detail/slice_gemm.hpp"
 #include "tprod/nn/linear.hpp"
+#include "tprod/nn/mpo_linear.hpp"
+#include "tprod/nn/spectral_attention.hpp"
 
 #define TPROD_NN_INSTANCES(TPROD_KW, T)                                                                                \
   TPROD_KW void tprod::backend::cpu::slice_linear_forward<T>(                                                         \
@@ -62,7 +65,21 @@
       const tprod::backend::cpu::system&, tprod::nn::activation, tprod::tensor3_view<const T>,                         \
       tprod::tensor3_view<const T>, tprod::tensor3_view<T>);                                                           \
   TPROD_KW void tprod::backend::cpu::activation_keep_derivative<T>(                                                   \
-      const tprod::backend::cpu::system&, tprod::nn::activation, tprod::tensor3_view<T>, tprod::tensor3_view<T>);
+      const tprod::backend::cpu::system&, tprod::nn::activation, tprod::tensor3_view<T>, tprod::tensor3_view<T>);     \
+  TPROD_KW void tprod::nn::mpo_linear_forward<T>(const tprod::nn::mpo_linear_params<T>&,                              \
+                                                 const Eigen::Ref<const tprod::dense_matrix<T>>&,                     \
+                                                 tprod::dense_matrix<T>&, tprod::nn::mpo_linear_saved<T>&);           \
+  TPROD_KW void tprod::nn::mpo_linear_backward<T>(                                                                    \
+      const tprod::nn::mpo_linear_params<T>&, const tprod::nn::mpo_linear_saved<T>&,                                  \
+      const Eigen::Ref<const tprod::dense_matrix<T>>&, tprod::nn::mpo_linear_grads<T>&,                               \
+      tprod::nn::mpo_linear_workspace<T>&);                                                                           \
+  TPROD_KW void tprod::nn::tsa_forward<T>(                                                                            \
+      const tprod::nn::tsa_params<T>&, const Eigen::Ref<const tprod::dense_matrix<T>>&, const tprod::dense_matrix<T>&, \
+      const std::vector<std::size_t>&, tprod::dense_matrix<T>&, tprod::nn::tsa_saved<T>&,                             \
+      tprod::nn::tsa_workspace<T>&);                                                                                  \
+  TPROD_KW void tprod::nn::tsa_backward<T>(const tprod::nn::tsa_params<T>&, const tprod::nn::tsa_saved<T>&,           \
+                                           const Eigen::Ref<const tprod::dense_matrix<T>>&,                           \
+                                           tprod::nn::tsa_grads<T>&, tprod::nn::tsa_workspace<T>&);
 
 #if defined(TPROD_EXTERN_TEMPLATES)
 TPROD_NN_INSTANCES(extern template, float)
