@@ -4,6 +4,7 @@
 // was), and a checkpoint edited by Python (json + struct only) loaded back.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -83,9 +84,19 @@ TEST_CASE("checkpoint: loading is strict and all-or-nothing") {
   CHECK(shape.find("has shape") != std::string::npos);
   CHECK(all_equal(values_of<float>(wider), wider_before));  // nothing was overwritten
   CHECK(all_equal(values_of<float>(deeper), before));
-  auto in_double = small_model<double>(2);
-  CHECK(message_of<io_error>([&] { nn::load_checkpoint<double>(dir / "a.safetensors", in_double); })
-            .find("holds F32 data, not the F64") != std::string::npos);
+  auto in_double = small_model<double>(2);  // a float checkpoint loads into a double model exactly
+  nn::load_checkpoint<double>(dir / "a.safetensors", in_double);
+  const auto as_float = values_of<float>(a);
+  const auto as_double = values_of<double>(in_double);
+  REQUIRE(as_float.size() == as_double.size());
+  for (std::size_t t = 0; t < as_float.size(); ++t)
+    CHECK(std::equal(as_float[t].elements().begin(), as_float[t].elements().end(),
+                     as_double[t].elements().begin(), as_double[t].elements().end(),
+                     [](float f, double d) { return double(f) == d; }));
+  nn::save_checkpoint<double>(dir / "d.safetensors", in_double);
+  auto back_to_float = small_model<float>(2);
+  CHECK(message_of<io_error>([&] { nn::load_checkpoint<float>(dir / "d.safetensors", back_to_float); })
+            .find("holds F64 data, not the F32 of the destination") != std::string::npos);
   CHECK(message_of<io_error>([&] { nn::load_checkpoint<float>(dir / "missing.safetensors", a); })
             .find("missing.safetensors") != std::string::npos);
   CHECK_THROWS_AS(nn::save_checkpoint<float>(dir / "no-such-dir" / "a.safetensors", a), io_error);

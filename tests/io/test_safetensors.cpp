@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -105,9 +106,12 @@ TEST_CASE("safetensors: loading into an existing tensor refuses another shape or
   CHECK(shape.find("(2, 3, 4)") != std::string::npos);
   CHECK(shape.find("(2, 4, 3)") != std::string::npos);
 
-  tensor3<double> other(2, 3, 4);
-  const std::string dtype = message_of<io_error>([&] { in.load_into("layer.w", other); });
-  CHECK(dtype.find("'layer.w' holds F32 data, not the F64") != std::string::npos);
+  tensor3<double> wider(2, 3, 4);  // F32 into double is exact: converted on read
+  in.load_into("layer.w", wider);
+  CHECK(same(wider, coded<double>(2, 3, 4)));
+  std::vector<std::int32_t> ints(3);
+  const std::string dtype = message_of<io_error>([&] { in.load_into("layer.b", {3}, std::span<std::int32_t>(ints)); });
+  CHECK(dtype.find("'layer.b' holds F32 data, not the I32") != std::string::npos);
   CHECK(message_of<io_error>([&] { (void)in.tensor<float>("layer.b"); }).find("not the (m, n, p)") != std::string::npos);
   CHECK(message_of<io_error>([&] { (void)in.entry("layer.x"); }).find("no tensor named 'layer.x' (it has layer.b, layer.w)") !=
         std::string::npos);
@@ -214,3 +218,66 @@ TEST_CASE("safetensors: Python cross-checks skipped (python3 was not found at co
   MESSAGE("python3 not found: the Python cross-checks of the safetensors layout were skipped");
 }
 #endif
+
+namespace {
+/// Little-endian bytes of 16-bit patterns.
+std::string halves(const std::vector<std::uint16_t>& bits) {
+  std::string out;
+  for (const auto b : bits) out += {char(b & 0xff), char(b >> 8)};
+  return out;
+}
+}  // namespace
+
+TEST_CASE("safetensors: F16, BF16 and small integers convert on read where exact, anything narrower is refused") {
+  scratch_dir dir;
+  safetensors_writer out;
+  // Bit patterns and their values from the IEEE 754 binary16 and bfloat16 layouts: 1, -2, the largest finite,
+  // the smallest subnormal, and 0.1 rounded to nearest.
+  out.add_bytes("half", "F16", {5}, halves({0x3C00, 0xC000, 0x7BFF, 0x0001, 0x2E66}));
+  out.add_bytes("brain", "BF16", {1, 1, 4}, halves({0x3F80, 0xC000, 0x7F7F, 0x3DCD}));
+  out.add_bytes("small", "I16", {3}, halves({0x0001, 0xFFFF, 0x8000}));
+  const std::vector<double> wide{0.1, 1e300};
+  out.add("wide", {2}, std::span<const double>(wide));
+  const std::vector<std::int32_t> big{16777217, -3};
+  out.add("big", {2}, std::span<const std::int32_t>(big));
+  out.write(dir / "c.safetensors");
+  const safetensors_reader in(dir / "c.safetensors");
+
+  CHECK(in.values<float>("half") == std::vector<float>{1.0f, -2.0f, 65504.0f, 0x1p-24f, 0.0999755859375f});
+  CHECK(in.values<double>("half") == std::vector<double>{1.0, -2.0, 65504.0, 0x1p-24, 0.0999755859375});
+  const tensor3<float> b = in.tensor<float>("brain");
+  CHECK(std::vector<float>(b.data(), b.data() + b.size()) ==
+        std::vector<float>{1.0f, -2.0f, 0x1.FEp127f, 0.10009765625f});
+  CHECK(in.values<float>("small") == std::vector<float>{1.0f, -1.0f, -32768.0f});
+  CHECK(in.values<double>("big") == std::vector<double>{16777217.0, -3.0});  // exact in double
+  const std::string narrow = message_of<io_error>([&] { (void)in.values<float>("wide"); });
+  CHECK(narrow.find("'wide' holds F64 data, not the F32 of the destination, and F64 does not convert to it exactly") !=
+        std::string::npos);
+  CHECK(message_of<io_error>([&] { (void)in.values<float>("big"); }).find("I32") != std::string::npos);  // 2^24 + 1
+}
+
+TEST_CASE("safetensors: add_as stores F16 and BF16 rounded to nearest even, and refuses what they cannot hold") {
+  scratch_dir dir;
+  tensor3<float> x(2, 1, 2);  // C order [m, n, p]: x(0,0,0), x(0,0,1), x(1,0,0), x(1,0,1)
+  x(0, 0, 0) = 1.0f;
+  x(0, 0, 1) = -2.0f;
+  x(1, 0, 0) = 0.1f;
+  x(1, 0, 1) = 65504.0f;
+  safetensors_writer out;
+  out.add_as("h", x, "F16");
+  out.add_as("b", x, "BF16");
+  out.add_as("f", x, "F32");
+  out.write(dir / "h.safetensors");
+  const safetensors_reader in(dir / "h.safetensors");
+  CHECK(in.entry("h").dtype == "F16");
+  CHECK(in.bytes("h") == halves({0x3C00, 0xC000, 0x2E66, 0x7BFF}));
+  // 0.1f = 0x3DCCCCCD: the dropped half 0xCCCD is above 0x8000, so BF16 rounds up; 65504 = 0x477FE000 rounds
+  // to 0x4780 (65536)
+  CHECK(in.bytes("b") == halves({0x3F80, 0xC000, 0x3DCD, 0x4780}));
+  CHECK(same(in.tensor<float>("f"), x));
+  safetensors_writer bad;
+  x(0, 0, 0) = 65520.0f;  // rounds beyond F16's largest finite value
+  CHECK(message_of<numerical_error>([&] { bad.add_as("h", x, "F16"); }).find("element 0 of tensor 'h'") !=
+        std::string::npos);
+  CHECK_THROWS_AS(bad.add_as("i", x, "I8"), argument_error);
+}

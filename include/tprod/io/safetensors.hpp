@@ -19,10 +19,20 @@
 /// covering the data buffer exactly (sorted, contiguous, no overlap, no hole), dtype size × shape = byte span,
 /// with every product checked for overflow. Every error is an io_error starting with the file name.
 ///
+/// Conversion on read: a tensor of another dtype loads into float or double when every value of its dtype is a value
+/// of the destination, so nothing is rounded: F16 and BF16 (half precision, as published checkpoints hold them),
+/// BOOL and the integers up to 16 bits into float; also F32 and the 32-bit integers into double. Any other pair
+/// (F64 into float, 64-bit integers, the F8 formats) is refused with an io_error naming both dtypes: convert such a
+/// file explicitly. The writer stores float or double tensors as F16 or BF16 on request (add_as), rounding to
+/// nearest even and refusing values beyond the format's range.
+///
 /// Needs nlohmann-json: link tprod::io (docs/building.md). Assumes a little-endian host, as npy.hpp does.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -66,6 +76,40 @@ inline std::size_t safetensors_dtype_size(std::string_view dtype) {
   const auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }
+
+namespace detail {
+
+/// Whether every value of safetensors dtype `from` is exactly a value of the floating-point T (a lossless read).
+template <std::floating_point T>
+bool safetensors_converts_exactly(std::string_view from) {
+  if (from == safetensors_dtype<T>() || from == "F16" || from == "BF16" || from == "BOOL" || from == "U8" ||
+      from == "I8" || from == "U16" || from == "I16")
+    return true;
+  return sizeof(T) == 8 && (from == "F32" || from == "U32" || from == "I32");
+}
+
+/// Reads element i of dtype `from` (little-endian bytes at `src`) as T; `from` is one of those above.
+template <std::floating_point T>
+T safetensors_element(std::string_view from, const char* src, std::size_t i) {
+  const auto read = [&]<class U>(std::type_identity<U>) {
+    U u;
+    std::memcpy(&u, src + i * sizeof(U), sizeof(U));
+    return u;
+  };
+  if (from == "F16") return T(float(std::bit_cast<Eigen::half>(read(std::type_identity<std::uint16_t>{}))));
+  if (from == "BF16")
+    return T(float(std::bit_cast<Eigen::bfloat16>(read(std::type_identity<std::uint16_t>{}))));
+  if (from == "F32") return T(read(std::type_identity<float>{}));
+  if (from == "F64") return T(read(std::type_identity<double>{}));
+  if (from == "BOOL" || from == "U8") return T(read(std::type_identity<std::uint8_t>{}));
+  if (from == "I8") return T(read(std::type_identity<std::int8_t>{}));
+  if (from == "U16") return T(read(std::type_identity<std::uint16_t>{}));
+  if (from == "I16") return T(read(std::type_identity<std::int16_t>{}));
+  if (from == "U32") return T(read(std::type_identity<std::uint32_t>{}));
+  return T(read(std::type_identity<std::int32_t>{}));
+}
+
+}  // namespace detail
 
 /// @brief One tensor of a safetensors file: dtype name, shape (C order) and its byte range in the data buffer.
 struct safetensors_entry {
@@ -186,13 +230,12 @@ class safetensors_reader {
     return std::string_view(bytes_).substr(data_start_ + e.begin, e.end - e.begin);
   }
 
-  /// @brief A tensor's elements in C order. @throws io_error when its dtype is not safetensors_dtype<T>().
+  /// @brief A tensor's elements in C order, converted to a floating-point T where that is exact (see the file's
+  /// comment). @throws io_error when its dtype is neither safetensors_dtype<T>() nor exactly convertible to T.
   template <class T>
   std::vector<T> values(std::string_view tensor) const {
-    check_dtype<T>(tensor);
-    const std::string_view b = bytes(tensor);
-    std::vector<T> out(b.size() / sizeof(T));
-    if (!b.empty()) std::memcpy(out.data(), b.data(), b.size());
+    std::vector<T> out(entry(tensor).size());
+    read_into<T>(tensor, std::span<T>(out));
     return out;
   }
 
@@ -237,19 +280,37 @@ class safetensors_reader {
       throw shape_error(name_ + ": tensor '" + std::string(tensor) + "' has shape " + numpy_shape(e.shape) +
                         " but the destination is " + numpy_shape(shape) + " (" + std::to_string(dst.size()) +
                         " elements)");
-    const std::string_view b = bytes(tensor);
-    if (!b.empty()) std::memcpy(dst.data(), b.data(), b.size());
+    read_into<T>(tensor, dst);
   }
 
  private:
+  /// The elements of `tensor` into dst (of its size), copied or converted.
+  template <class T>
+  void read_into(std::string_view tensor, std::span<T> dst) const {
+    check_dtype<T>(tensor);
+    const auto& e = entry(tensor);
+    const std::string_view b = bytes(tensor);
+    if (e.dtype == safetensors_dtype<T>()) {
+      if (!b.empty()) std::memcpy(dst.data(), b.data(), b.size());
+    } else if constexpr (std::is_floating_point_v<T>) {
+      for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = detail::safetensors_element<T>(e.dtype, b.data(), i);
+    }
+  }
+
   [[noreturn]] void fail(const std::string& problem) const { detail::npy_fail(name_, problem); }
 
   template <class T>
   void check_dtype(std::string_view tensor) const {
     const auto& e = entry(tensor);
-    if (e.dtype != safetensors_dtype<T>())
+    if (e.dtype == safetensors_dtype<T>()) return;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (detail::safetensors_converts_exactly<T>(e.dtype)) return;
       throw io_error(name_ + ": tensor '" + std::string(tensor) + "' holds " + e.dtype + " data, not the " +
-                     std::string(safetensors_dtype<T>()) + " of the destination");
+                     std::string(safetensors_dtype<T>()) + " of the destination, and " + e.dtype +
+                     " does not convert to it exactly (convert the file first)");
+    }
+    throw io_error(name_ + ": tensor '" + std::string(tensor) + "' holds " + e.dtype + " data, not the " +
+                   std::string(safetensors_dtype<T>()) + " of the destination");
   }
 
   void parse() {
@@ -346,6 +407,39 @@ class safetensors_writer {
     std::vector<std::size_t> shape{v.m(), v.n(), v.p()};
     std::string& data = insert<T>(std::move(name), shape, v.size());
     detail::fortran_to_c(v.data(), reinterpret_cast<T*>(data.data()), shape);
+  }
+
+  /// @brief Adds an m×n×p tensor as the array of shape [m, n, p] stored as `dtype`: its own (F32 or F64), or F16 or
+  /// BF16, rounded to nearest even (published checkpoints' half-precision layouts).
+  /// @throws argument_error for another dtype or a bad name; numerical_error naming the tensor for a value beyond
+  ///         the format's range (F16's is ±65504) or NaN.
+  template <class X>
+    requires host_tensor3<X> && std::is_floating_point_v<value_type_of<X>>
+  void add_as(std::string name, const X& x, std::string_view dtype) {
+    using T = value_type_of<X>;
+    if (dtype == safetensors_dtype<T>()) return add(std::move(name), x);
+    if (dtype != "F16" && dtype != "BF16")
+      throw argument_error("safetensors_writer::add_as: dtype '" + std::string(dtype) + "' for tensor '" + name +
+                           "'; a " + std::string(safetensors_dtype<T>()) + " tensor is stored as " +
+                           std::string(safetensors_dtype<T>()) + ", F16 or BF16");
+    const auto v = cview(x);
+    std::vector<std::size_t> shape{v.m(), v.n(), v.p()};
+    std::vector<T> c_order(v.size());
+    detail::fortran_to_c(v.data(), c_order.data(), shape);
+    std::vector<std::uint16_t> bits(c_order.size());
+    for (std::size_t i = 0; i < c_order.size(); ++i) {
+      const float value = float(c_order[i]);
+      const std::uint16_t b = dtype == "F16" ? std::bit_cast<std::uint16_t>(Eigen::half(value))
+                                             : std::bit_cast<std::uint16_t>(Eigen::bfloat16(value));
+      const float back = dtype == "F16" ? float(std::bit_cast<Eigen::half>(b))
+                                        : float(std::bit_cast<Eigen::bfloat16>(b));
+      if (!std::isfinite(back) || !std::isfinite(c_order[i]))
+        throw numerical_error("safetensors_writer: element " + std::to_string(i) + " of tensor '" + name + "' is " +
+                              number_text(double(c_order[i])) + ", which " + std::string(dtype) + " cannot hold");
+      bits[i] = b;
+    }
+    std::string& data = insert(std::move(name), std::string(dtype), std::move(shape), bits.size() * 2);
+    if (!bits.empty()) std::memcpy(data.data(), bits.data(), data.size());
   }
 
   /// @brief Adds a plain array of any shape from its C-order elements.

@@ -41,9 +41,9 @@ void save_checkpoint(const std::filesystem::path& file, M& model,
 namespace detail {
 
 /// @brief Loads the tensors of `r` into `targets` (name and tensor of the expected shape, in the model's visiting
-/// order, which is the order problems are reported in): every target must be in the file with dtype T and its shape,
-/// and the file must hold nothing else; everything is read (into host memory) and checked before anything is
-/// overwritten, then copied into the targets' space.
+/// order, which is the order problems are reported in): every target must be in the file with dtype T (or one that
+/// converts to T exactly) and its shape, and the file must hold nothing else; everything is read (into host memory)
+/// and checked before anything is overwritten, then copied into the targets' space.
 /// @throws io_error, shape_error naming the file and the tensor.
 template <std::floating_point T, memory_space S>
 void load_strictly(const io::safetensors_reader& r,
@@ -68,8 +68,11 @@ void load_strictly(const io::safetensors_reader& r,
 }  // namespace detail
 
 /// @brief Loads every parameter of `model` from `file` and returns the file's metadata.
-/// @throws io_error naming the file and the parameter for a missing tensor, a wrong dtype or an unexpected
-///         tensor; shape_error naming both shapes for a wrong shape. The model is unchanged when it throws.
+/// A tensor of another dtype loads when it converts exactly (F16, BF16, small integers into float; F32 too into
+/// double: see io/safetensors.hpp).
+/// @throws io_error naming the file and the parameter for a missing tensor, a dtype that does not convert exactly,
+///         or an unexpected tensor; shape_error naming both shapes for a wrong shape. The model is unchanged when
+///         it throws.
 template <std::floating_point T, layer<T> M>
 std::map<std::string, std::string> load_checkpoint(const std::filesystem::path& file, M& model) {
   const io::safetensors_reader r(file);
