@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "scratch_dir.hpp"
@@ -100,6 +101,28 @@ TEST_CASE("checkpoint: loading is strict and all-or-nothing") {
   CHECK(message_of<io_error>([&] { nn::load_checkpoint<float>(dir / "missing.safetensors", a); })
             .find("missing.safetensors") != std::string::npos);
   CHECK_THROWS_AS(nn::save_checkpoint<float>(dir / "no-such-dir" / "a.safetensors", a), io_error);
+}
+
+TEST_CASE("checkpoint: a checkpoint split into shards loads through its index as the whole file does") {
+  scratch_dir dir;
+  auto a = small_model<float>(1), b = small_model<float>(2);
+  nn::save_checkpoint<float>(dir / "whole.safetensors", a, {{"epoch", "4"}});
+  const io::safetensors_reader whole(dir / "whole.safetensors");
+  io::safetensors_writer first, second;  // alternate tensors into two shards, as published models are split
+  std::string map;
+  for (std::size_t i = 0; i < whole.names().size(); ++i) {
+    const std::string& name = whole.names()[i];
+    const std::string shard = i % 2 ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
+    (i % 2 ? second : first).add_bytes(name, whole.entry(name).dtype, whole.entry(name).shape, whole.bytes(name));
+    map += (map.empty() ? "" : ", ") + ("\"" + name + "\": \"" + shard + "\"");
+  }
+  first.write(dir / "model-00001-of-00002.safetensors");
+  second.write(dir / "model-00002-of-00002.safetensors");
+  std::ofstream(dir / "model.safetensors.index.json") << R"({"metadata": {"epoch": "4"}, "weight_map": {)" << map << "}}";
+  REQUIRE_FALSE(all_equal(values_of<float>(a), values_of<float>(b)));
+  const auto meta = nn::load_checkpoint<float>(dir / "model.safetensors.index.json", b);
+  CHECK(meta.at("epoch") == "4");
+  CHECK(all_equal(values_of<float>(a), values_of<float>(b)));
 }
 
 #ifdef TPROD_TEST_PYTHON3

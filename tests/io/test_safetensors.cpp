@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -280,4 +282,70 @@ TEST_CASE("safetensors: add_as stores F16 and BF16 rounded to nearest even, and 
   CHECK(message_of<numerical_error>([&] { bad.add_as("h", x, "F16"); }).find("element 0 of tensor 'h'") !=
         std::string::npos);
   CHECK_THROWS_AS(bad.add_as("i", x, "I8"), argument_error);
+}
+
+TEST_CASE("safetensors: a mapped file reads as the same file read whole") {
+  scratch_dir dir;
+  safetensors_writer out;
+  out.add("w", coded<double>(3, 2, 4));
+  out.write(dir / "w.safetensors");
+  const safetensors_reader read(dir / "w.safetensors"), mapped(dir / "w.safetensors", 0);
+  CHECK_FALSE(read.mapped());
+  CHECK(mapped.mapped());
+  CHECK(same(mapped.tensor<double>("w"), coded<double>(3, 2, 4)));
+  CHECK(mapped.bytes("w") == read.bytes("w"));
+  const safetensors_reader copy = mapped;  // copies share the mapping
+  CHECK(same(copy.tensor<double>("w"), coded<double>(3, 2, 4)));
+  std::ofstream(dir / "empty.safetensors").close();
+  CHECK(message_of<io_error>([&] { safetensors_reader(dir / "empty.safetensors", 0); }).find("too short") !=
+        std::string::npos);
+}
+
+namespace {
+void write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+}
+}  // namespace
+
+TEST_CASE("safetensors: a sharded checkpoint reads through its index; every disagreement is refused") {
+  scratch_dir dir;
+  safetensors_writer one, two;
+  one.add("a.w", coded<float>(2, 2, 2));
+  const std::vector<float> bias{1.5f, -2.5f};
+  two.add("b.bias", {2}, std::span<const float>(bias));
+  two.add("b.w", coded<float>(1, 3, 2));
+  one.write(dir / "model-00001-of-00002.safetensors");
+  two.write(dir / "model-00002-of-00002.safetensors");
+  write_text(dir / "model.safetensors.index.json",
+             R"({"metadata": {"total_size": 64}, "weight_map": {"a.w": "model-00001-of-00002.safetensors",
+                 "b.w": "model-00002-of-00002.safetensors", "b.bias": "model-00002-of-00002.safetensors"}})");
+  const safetensors_shards in(dir / "model.safetensors.index.json");
+  CHECK(in.shard_count() == 2);
+  CHECK(in.names().size() == 3);
+  CHECK(in.metadata().at("total_size") == "64");
+  CHECK(same(in.shard("b.w").tensor<float>("b.w"), coded<float>(1, 3, 2)));
+  tensor3<float> a(2, 2, 2);
+  in.load_into("a.w", a);
+  CHECK(same(a, coded<float>(2, 2, 2)));
+  CHECK(in.values<float>("b.bias") == bias);
+  CHECK(message_of<io_error>([&] { (void)in.entry("c.w"); }).find("no tensor named 'c.w'") != std::string::npos);
+
+  const auto refused = [&](const std::string& index) {
+    write_text(dir / "bad.index.json", index);
+    return message_of<io_error>([&] { safetensors_shards(dir / "bad.index.json"); });
+  };
+  CHECK(refused(R"({"weight_map": {"a.w": "model-00002-of-00002.safetensors",
+                   "b.w": "model-00002-of-00002.safetensors", "b.bias": "model-00002-of-00002.safetensors"}})")
+            .find("puts 'a.w' in model-00002-of-00002.safetensors, which has no such tensor") != std::string::npos);
+  CHECK(refused(R"({"weight_map": {"a.w": "model-00001-of-00002.safetensors",
+                   "b.w": "model-00002-of-00002.safetensors"}})")
+            .find("holds 'b.bias', which the weight map does not name") != std::string::npos);
+  CHECK(refused(R"({"weight_map": {"a.w": "../model-00001-of-00002.safetensors"}})").find("file names in the index") !=
+        std::string::npos);
+  CHECK(refused(R"({"weight_map": {"a.w": "missing.safetensors"}})").find("missing.safetensors") != std::string::npos);
+  CHECK(refused(R"({"metadata": {}})").find("no \"weight_map\"") != std::string::npos);
+  CHECK(refused("{not json").find("not valid JSON") != std::string::npos);
+  CHECK(message_of<io_error>([&] { safetensors_shards(dir / "none.index.json"); }).find("none.index.json") !=
+        std::string::npos);
 }

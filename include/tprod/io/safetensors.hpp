@@ -36,8 +36,11 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,6 +52,8 @@
 #include "tprod/core/tensor3.hpp"
 #include "tprod/io/atomic_file.hpp"
 #include "tprod/io/npy.hpp"
+
+#include <sys/mman.h>
 
 namespace tprod::io {
 
@@ -181,8 +186,15 @@ inline std::size_t json_size(const nlohmann::json& v, const std::string& name, c
 /// Read one tensor by name, as a tensor3 or as a flat C-order array, or load one into an existing tensor.
 class safetensors_reader {
  public:
-  /// @brief Reads and validates a file. @throws io_error starting with the file name.
-  explicit safetensors_reader(const std::filesystem::path& file) : name_(file.string()) {
+  /// Files of at least this many bytes are memory-mapped instead of read: a checkpoint larger than memory opens, and
+  /// each tensor's pages are read when it is. (A mapped file truncated by another program while it is read would
+  /// fault; smaller files are read whole, so that they cannot.)
+  static constexpr std::size_t map_threshold = std::size_t(64) << 20;
+
+  /// @brief Opens and validates a file, read whole, or mapped when it has at least `map_from` bytes.
+  /// @throws io_error starting with the file name.
+  explicit safetensors_reader(const std::filesystem::path& file, std::size_t map_from = map_threshold)
+      : name_(file.string()) {
     detail::npy_file_source src;
     src.name = name_;
     src.fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -192,8 +204,17 @@ class safetensors_reader {
       if (::fstat(src.fd, &st) != 0) detail::npy_fail(name_, "cannot stat: " + detail::errno_text(errno));
       if (!S_ISREG(st.st_mode)) detail::npy_fail(name_, "not a regular file");
       src.size = std::size_t(st.st_size);
-      bytes_.resize(src.size);
-      src.read(bytes_.data(), src.size);
+      if (src.size >= map_from && src.size > 0) {
+        void* at = ::mmap(nullptr, src.size, PROT_READ, MAP_PRIVATE, src.fd, 0);
+        if (at == MAP_FAILED) detail::npy_fail(name_, "cannot map into memory: " + detail::errno_text(errno));
+        const std::size_t size = src.size;
+        mapping_ = std::shared_ptr<const char>(static_cast<const char*>(at),
+                                               [size](const char* p) { ::munmap(const_cast<char*>(p), size); });
+        mapped_size_ = size;
+      } else {
+        bytes_.resize(src.size);
+        src.read(bytes_.data(), src.size);
+      }
     } catch (...) {
       ::close(src.fd);
       throw;
@@ -207,6 +228,8 @@ class safetensors_reader {
   }
 
   const std::string& name() const { return name_; }
+  /// @brief Whether the file is memory-mapped rather than read whole.
+  bool mapped() const { return mapping_ != nullptr; }
   /// @brief The `__metadata__` strings (empty when the file has none).
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   /// @brief The tensor names in the order of their data in the file.
@@ -227,7 +250,7 @@ class safetensors_reader {
   /// @brief The raw bytes of a tensor (C order, little-endian).
   std::string_view bytes(std::string_view tensor) const {
     const auto& e = entry(tensor);
-    return std::string_view(bytes_).substr(data_start_ + e.begin, e.end - e.begin);
+    return file_bytes().substr(data_start_ + e.begin, e.end - e.begin);
   }
 
   /// @brief A tensor's elements in C order, converted to a floating-point T where that is exact (see the file's
@@ -313,18 +336,24 @@ class safetensors_reader {
                    std::string(safetensors_dtype<T>()) + " of the destination");
   }
 
+  /// The whole file: mapped, or read.
+  std::string_view file_bytes() const {
+    return mapping_ ? std::string_view(mapping_.get(), mapped_size_) : std::string_view(bytes_);
+  }
+
   void parse() {
-    const std::size_t total = bytes_.size();
+    const std::string_view file = file_bytes();
+    const std::size_t total = file.size();
     if (total < 8) fail("too short to be a safetensors file (" + std::to_string(total) + " bytes)");
     std::uint64_t n = 0;
-    for (int b = 7; b >= 0; --b) n = n << 8 | static_cast<unsigned char>(bytes_[std::size_t(b)]);
+    for (int b = 7; b >= 0; --b) n = n << 8 | static_cast<unsigned char>(file[std::size_t(b)]);
     if (n > total - 8)
       fail("the header length is " + std::to_string(n) + " bytes but only " + std::to_string(total - 8) +
            " follow (truncated, or not a safetensors file)");
     if (n < 2) fail("the header length is " + std::to_string(n) + " bytes, too short for a JSON object");
     data_start_ = 8 + std::size_t(n);
     const std::size_t data_bytes = total - data_start_;
-    const nlohmann::json header = detail::parse_safetensors_json(std::string_view(bytes_).substr(8, n), name_);
+    const nlohmann::json header = detail::parse_safetensors_json(file.substr(8, n), name_);
 
     std::vector<std::pair<std::size_t, std::string>> by_offset;
     for (const auto& [key, value] : header.items()) {
@@ -386,10 +415,95 @@ class safetensors_reader {
   }
 
   std::string name_;
-  std::string bytes_;
+  std::string bytes_;                      ///< the file read whole, or empty when it is mapped
+  std::shared_ptr<const char> mapping_;     ///< the mapped file (shared by copies of the reader)
+  std::size_t mapped_size_ = 0;
   std::size_t data_start_ = 0;
   std::map<std::string, safetensors_entry> entries_;
   std::vector<std::string> order_;
+  std::map<std::string, std::string> metadata_;
+};
+
+/// @brief A checkpoint split into shards, as large published models are: an index file
+/// (`model.safetensors.index.json`: `{"metadata": {...}, "weight_map": {"tensor name": "shard file name", ...}}`)
+/// beside the shards it names. Opens every shard (each mapped when large, see safetensors_reader) and checks that
+/// each tensor of the weight map is in the shard the map names and that no shard holds a tensor the map does not
+/// name; then reads tensors by name as a safetensors_reader does.
+class safetensors_shards {
+ public:
+  /// @throws io_error naming the index (unreadable, not JSON, no weight_map, a shard path outside the index's folder)
+  ///         or the shard and tensor that disagree with it.
+  explicit safetensors_shards(const std::filesystem::path& index) : name_(index.string()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(index, ec)) detail::npy_fail(name_, "cannot open: not a regular file");
+    std::ifstream in(index, std::ios::binary);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!in.good() && !in.eof()) detail::npy_fail(name_, "cannot read the index");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      detail::npy_fail(name_, std::string("the index is not valid JSON: ") + e.what());
+    }
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+      detail::npy_fail(name_, "the index has no \"weight_map\" object (tensor name -> shard file)");
+    if (j.contains("metadata") && j["metadata"].is_object())
+      for (const auto& [key, value] : j["metadata"].items())
+        metadata_[key] = value.is_string() ? value.get<std::string>() : value.dump();
+    std::map<std::string, std::size_t> shard_of_file;
+    for (const auto& [tensor, file] : j["weight_map"].items()) {
+      if (!file.is_string()) detail::npy_fail(name_, "the shard of '" + tensor + "' is not a file name");
+      const std::string shard = file.get<std::string>();
+      if (shard.empty() || shard.find('/') != std::string::npos || shard == "." || shard == "..")
+        detail::npy_fail(name_, "the shard of '" + tensor + "' is '" + shard +
+                                    "'; shards are file names in the index's folder");
+      auto [it, fresh] = shard_of_file.try_emplace(shard, shards_.size());
+      if (fresh) shards_.emplace_back(index.parent_path() / shard);
+      const safetensors_reader& r = shards_[it->second];
+      if (!r.contains(tensor))
+        detail::npy_fail(name_, "the weight map puts '" + tensor + "' in " + shard + ", which has no such tensor");
+      tensor_shard_[tensor] = it->second;
+      names_.push_back(tensor);
+    }
+    for (const auto& r : shards_)
+      for (const auto& t : r.names())
+        if (tensor_shard_.find(t) == tensor_shard_.end())
+          detail::npy_fail(name_, "shard " + r.name() + " holds '" + t + "', which the weight map does not name");
+  }
+
+  const std::string& name() const { return name_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  /// @brief The tensor names, in the index's order.
+  const std::vector<std::string>& names() const { return names_; }
+  bool contains(std::string_view tensor) const { return tensor_shard_.count(std::string(tensor)) != 0; }
+  std::size_t shard_count() const { return shards_.size(); }
+  /// @brief The shard that holds a tensor. @throws io_error naming the index and the tensor.
+  const safetensors_reader& shard(std::string_view tensor) const {
+    const auto it = tensor_shard_.find(std::string(tensor));
+    if (it == tensor_shard_.end()) detail::npy_fail(name_, "has no tensor named '" + std::string(tensor) + "'");
+    return shards_[it->second];
+  }
+  const safetensors_entry& entry(std::string_view tensor) const { return shard(tensor).entry(tensor); }
+  std::string_view bytes(std::string_view tensor) const { return shard(tensor).bytes(tensor); }
+  template <class T>
+  std::vector<T> values(std::string_view tensor) const {
+    return shard(tensor).template values<T>(tensor);
+  }
+  template <class X>
+    requires host_tensor3<X>
+  void load_into(std::string_view tensor, X&& x) const {
+    shard(tensor).load_into(tensor, std::forward<X>(x));
+  }
+  template <class T>
+  void load_into(std::string_view tensor, const std::vector<std::size_t>& shape, std::span<T> dst) const {
+    shard(tensor).load_into(tensor, shape, dst);
+  }
+
+ private:
+  std::string name_;
+  std::vector<safetensors_reader> shards_;
+  std::map<std::string, std::size_t> tensor_shard_;
+  std::vector<std::string> names_;
   std::map<std::string, std::string> metadata_;
 };
 

@@ -45,8 +45,8 @@ namespace detail {
 /// converts to T exactly) and its shape, and the file must hold nothing else; everything is read (into host memory)
 /// and checked before anything is overwritten, then copied into the targets' space.
 /// @throws io_error, shape_error naming the file and the tensor.
-template <std::floating_point T, memory_space S>
-void load_strictly(const io::safetensors_reader& r,
+template <std::floating_point T, memory_space S, class Reader>
+void load_strictly(const Reader& r,
                    const std::vector<std::pair<std::string, tensor3<T, dextents3, S>*>>& targets,
                    const std::string& what) {
   std::set<std::string> expected;
@@ -67,7 +67,9 @@ void load_strictly(const io::safetensors_reader& r,
 
 }  // namespace detail
 
-/// @brief Loads every parameter of `model` from `file` and returns the file's metadata.
+/// @brief Loads every parameter of `model` from `file` and returns the file's metadata. `file` is a safetensors
+/// file, or the index of a sharded checkpoint (a name ending in ".index.json", as `model.safetensors.index.json`;
+/// see io::safetensors_shards), whose shards are then read together as one checkpoint.
 /// A tensor of another dtype loads when it converts exactly (F16, BF16, small integers into float; F32 too into
 /// double: see io/safetensors.hpp).
 /// @throws io_error naming the file and the parameter for a missing tensor, a dtype that does not convert exactly,
@@ -75,12 +77,16 @@ void load_strictly(const io::safetensors_reader& r,
 ///         it throws.
 template <std::floating_point T, layer<T> M>
 std::map<std::string, std::string> load_checkpoint(const std::filesystem::path& file, M& model) {
-  const io::safetensors_reader r(file);
   std::vector<std::pair<std::string, layer_tensor<M, T>*>> targets;
   model.for_each_parameter(
       [&](std::string_view name, layer_tensor<M, T>& v, layer_tensor<M, T>&) { targets.emplace_back(name, &v); });
-  detail::load_strictly(r, targets, "model's parameter");
-  return r.metadata();
+  const auto load = [&](const auto& r) {
+    detail::load_strictly(r, targets, "model's parameter");
+    return r.metadata();
+  };
+  const std::string name = file.filename().string();
+  if (name.size() > 11 && name.ends_with(".index.json")) return load(io::safetensors_shards(file));
+  return load(io::safetensors_reader(file));
 }
 
 }  // namespace tprod::nn
