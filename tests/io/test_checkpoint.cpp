@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -101,6 +103,31 @@ TEST_CASE("checkpoint: loading is strict and all-or-nothing") {
   CHECK(message_of<io_error>([&] { nn::load_checkpoint<float>(dir / "missing.safetensors", a); })
             .find("missing.safetensors") != std::string::npos);
   CHECK_THROWS_AS(nn::save_checkpoint<float>(dir / "no-such-dir" / "a.safetensors", a), io_error);
+}
+
+TEST_CASE("checkpoint: saved as BF16 or F16, it loads back as the model's weights rounded to that format") {
+  scratch_dir dir;
+  auto a = small_model<float>(1), b = small_model<float>(2);
+  nn::save_checkpoint<float>(dir / "bf16.safetensors", a, {}, "BF16");
+  nn::save_checkpoint<float>(dir / "f16.safetensors", a, {}, "F16");
+  CHECK(io::safetensors_reader(dir / "bf16.safetensors").entry("head.weight").dtype == "BF16");
+  // bfloat16 keeps a float's upper 16 bits, rounded to nearest even: u + 0x7FFF + (bit 16 of u), low half cleared
+  const auto to_bf16 = [](float f) {
+    std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+    u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+    return std::bit_cast<float>(u);
+  };
+  nn::load_checkpoint<float>(dir / "bf16.safetensors", b);
+  const auto original = values_of<float>(a), loaded = values_of<float>(b);
+  for (std::size_t t = 0; t < original.size(); ++t)
+    for (Eigen::Index i = 0; i < original[t].elements().size(); ++i)
+      CHECK(loaded[t].elements()(i) == to_bf16(original[t].elements()(i)));
+  nn::load_checkpoint<float>(dir / "f16.safetensors", b);  // F16 keeps 11 significant bits of these small weights
+  const auto halves = values_of<float>(b);
+  for (std::size_t t = 0; t < original.size(); ++t)
+    CHECK((halves[t].elements() - original[t].elements()).cwiseAbs().maxCoeff() <=
+          original[t].elements().cwiseAbs().maxCoeff() * 0x1p-11f);
+  CHECK_THROWS_AS(nn::save_checkpoint<float>(dir / "i8.safetensors", a, {}, "I8"), argument_error);
 }
 
 TEST_CASE("checkpoint: a checkpoint split into shards loads through its index as the whole file does") {

@@ -24,14 +24,20 @@
 
 namespace tprod::nn {
 
-/// @brief Writes every parameter of `model` and the metadata strings to `file`, atomically.
-/// @throws io_error naming the file when it cannot be written.
+/// @brief Writes every parameter of `model` and the metadata strings to `file`, atomically: in the model's own
+/// dtype, or as `dtype` "F16" or "BF16" (half precision, rounded to nearest even, as published checkpoints are
+/// often distributed; io::safetensors_writer::add_as).
+/// @throws io_error naming the file when it cannot be written; argument_error for another dtype; numerical_error
+///         naming the parameter for a value the half format cannot hold.
 template <std::floating_point T, layer<T> M>
 void save_checkpoint(const std::filesystem::path& file, M& model,
-                     const std::map<std::string, std::string>& metadata = {}) {
+                     const std::map<std::string, std::string>& metadata = {}, std::string_view dtype = {}) {
   io::safetensors_writer w;
   model.for_each_parameter([&](std::string_view name, layer_tensor<M, T>& v, layer_tensor<M, T>&) {
-    w.add(std::string(name), detail::on_host(v));
+    if (dtype.empty())
+      w.add(std::string(name), detail::on_host(v));
+    else
+      w.add_as(std::string(name), detail::on_host(v), dtype);
   });
   w.set_metadata("format", "pt");
   for (const auto& [k, v] : metadata) w.set_metadata(k, v);
