@@ -108,10 +108,12 @@ void bind_graph(py::module_& m) {
           using T = typename std::remove_cvref_t<decltype(tag)>::type;
           expect_scalar<T>(phi, "Phi", "the signal");
           expect_scalar<T>(gamma, "gamma", "the signal");
-          if (phi.ndim() == 2 && phi.shape(0) != phi.shape(1))
+          dense_matrix<T> phim = matrix_of<T>(phi, "Phi");
+          if (phim.rows() != phim.cols())
             throw py::value_error("tprod: Phi has shape " + shape_text(phi) + "; a graph Fourier basis is square");
           // only Φ enters the convolution; the eigenvalues are the multipliers' business
-          const graph_fourier_basis<T> b{matrix_of<T>(phi, "Phi"), dense_vector<T>::Zero(phi.ndim() ? phi.shape(0) : 0)};
+          const Eigen::Index vertices = phim.rows();
+          const graph_fourier_basis<T> b{std::move(phim), dense_vector<T>::Zero(vertices)};
           if (gamma.ndim() != 1)
             throw py::value_error("tprod: gamma has shape " + shape_text(gamma) +
                                   "; give one multiplier per graph frequency (a vector)");
@@ -155,10 +157,9 @@ void bind_graph(py::module_& m) {
   m.def(
       "_attention_coefficients",
       [](const py::array& k, double d_k) {
-        return with_real_scalar(k, "K", "the graph filters", [&](auto tag) -> py::object {
-          using T = typename std::remove_cvref_t<decltype(tag)>::type;
-          const dense_matrix<T> keys = matrix_of<T>(k, "K");
-          return matrix_to_numpy(without_gil([&] { return attention_coefficients<T>(keys, d_k); }));
+        return with_graph_matrix(k, "K", [&](const auto& keys) {
+          using T = typename std::remove_cvref_t<decltype(keys)>::Scalar;
+          return attention_coefficients<T>(keys, d_k);
         });
       },
       py::arg("K"), py::arg("d_k"));
