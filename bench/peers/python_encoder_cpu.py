@@ -20,18 +20,13 @@ Exit status: 0; 2 without PyTorch or tprod.
 """
 import argparse
 import json
-import os
-import pathlib
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
 try:
     import torch
     import tprod
     import tprod.torch
+    from peer_timing import benchmark_medians, median_seconds
 except ImportError as e:  # pragma: no cover
     print(f"python_encoder_cpu: {e}", file=sys.stderr)
     sys.exit(2)
@@ -40,27 +35,14 @@ CASE = "encoder_layer/lproduct_p4/d768"
 
 
 def median_step(step, runs):
-    for _ in range(2):
-        step()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return median_seconds(step, runs, 2)
 
 
 def cxx_median(bench, threads):
     """Median real time (s) of bench_nn's CASE, run now on this machine."""
-    with tempfile.TemporaryDirectory() as scratch:
-        out = pathlib.Path(scratch) / "cxx.json"
-        subprocess.run([bench, f"--benchmark_filter=^{CASE}/", f"--benchmark_out={out}",
-                        "--benchmark_out_format=json", "--benchmark_report_aggregates_only=true"],
-                       check=True, capture_output=True, env=dict(os.environ, TPROD_NUM_THREADS=str(threads)))
-        report = json.loads(out.read_text())
-    for b in report["benchmarks"]:
-        if b.get("aggregate_name") == "median" and b["run_name"].startswith(CASE + "/"):
-            return b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+    for name, seconds in benchmark_medians(bench, f"^{CASE}/", threads).items():
+        if name.startswith(CASE + "/"):
+            return seconds
     raise SystemExit(f"python_encoder_cpu: {bench} reported no median of {CASE}")
 
 

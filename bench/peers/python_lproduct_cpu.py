@@ -20,32 +20,16 @@ Exit status: 0; 1 when the check fails; 2 without PyTorch or tprod.
 import argparse
 import json
 import math
-import os
-import pathlib
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
 try:
     import numpy as np
     import torch
     import tprod
+    from peer_timing import benchmark_medians, median_seconds
 except ImportError as e:  # pragma: no cover
     print(f"python_lproduct_cpu: {e}", file=sys.stderr)
     sys.exit(2)
-
-
-def median_seconds(f, runs):
-    for _ in range(max(3, runs // 10)):
-        f()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def dct_matrix(p, dtype):
@@ -68,19 +52,8 @@ def torch_lproduct(a, b, phi):
 def cxx_medians(bench, names, threads):
     """Median real time (s) of bench_algebra's cases, run now on this machine."""
     pattern = "^(" + "|".join(names) + ")/real_time$"  # the cases time wall clock (UseRealTime)
-    with tempfile.TemporaryDirectory() as scratch:
-        out = pathlib.Path(scratch) / "cxx.json"
-        subprocess.run([bench, f"--benchmark_filter={pattern}", "--benchmark_repetitions=5",
-                        "--benchmark_report_aggregates_only=true", f"--benchmark_out={out}",
-                        "--benchmark_out_format=json"], check=True, capture_output=True,
-                       env=dict(os.environ, TPROD_NUM_THREADS=str(threads)))
-        report = json.loads(out.read_text())
-    found = {}
-    for b in report["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
-            found[b["run_name"].removesuffix("/real_time")] = b["real_time"] * scale
-    return found
+    found = benchmark_medians(bench, pattern, threads, ["--benchmark_repetitions=5"])
+    return {name.removesuffix("/real_time"): seconds for name, seconds in found.items()}
 
 
 def main():
@@ -110,9 +83,9 @@ def main():
     L = tprod.dct()
     fig = {
         "threads": threads,
-        "python_small_s": median_seconds(lambda: tprod.product(small_a, small_b, L), args.runs * 10),
-        "python_s256_p16_s": median_seconds(lambda: tprod.product(a, b, L), args.runs),
-        "torch_s256_p16_s": median_seconds(lambda: torch_lproduct(ta, tb, phi), args.runs),
+        "python_small_s": median_seconds(lambda: tprod.product(small_a, small_b, L), args.runs * 10, max(3, args.runs)),
+        "python_s256_p16_s": median_seconds(lambda: tprod.product(a, b, L), args.runs, max(3, args.runs // 10)),
+        "torch_s256_p16_s": median_seconds(lambda: torch_lproduct(ta, tb, phi), args.runs, max(3, args.runs // 10)),
     }
     if args.bench:
         cxx = cxx_medians(args.bench, ["lproduct/dct/m4_l4_n4_p4", "lproduct/dct/s256_p16"], threads)
