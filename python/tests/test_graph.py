@@ -95,3 +95,18 @@ def test_attention_coefficients(rng):
         tprod.attention_coefficients(k, 0.0)
     with pytest.raises(TypeError, match="float32 or float64"):
         tprod.attention_coefficients(k.astype(np.complex128), 1.0)
+
+
+def test_empty_and_one_vertex_graphs():
+    none = np.zeros((0, 0))
+    b = tprod.graph_fourier(none)
+    assert b.phi.shape == (0, 0) and b.lam.shape == (0,)
+    assert b.convolve(np.zeros(0), np.zeros((0, 3))).shape == (0, 3)
+    assert tprod.polynomial_filter(none, [1.0, 2.0], np.zeros((0, 2, 3))).shape == (0, 2, 3)
+    assert tprod.rgtn_forward(tprod.time_adjacency(0, 0.5), np.zeros((0, 2))).shape == (0, 2)
+    assert tprod.attention_coefficients(np.zeros((0, 3)), 1.0).shape == (0, 0)
+    assert tprod.degrees(none).shape == (0,) and tprod.laplacian(none, normalized=True).shape == (0, 0)
+    one = tprod.graph_fourier(np.full((1, 1), 3.0))
+    np.testing.assert_allclose(np.abs(one.phi), [[1.0]])
+    np.testing.assert_allclose(one.lam, [3.0])
+    np.testing.assert_allclose(tprod.rgtn_forward(tprod.time_adjacency(1, 0.5), np.ones((1, 2))), np.ones((1, 2)))

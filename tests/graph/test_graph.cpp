@@ -144,6 +144,22 @@ TEST_CASE("the graph Fourier transform refuses a non-symmetric or non-square mat
                        doctest::Contains("3 multipliers for 4 graph frequencies"), tprod::shape_error);
 }
 
+TEST_CASE("the graph without vertices: an empty basis, empty transforms and an empty RGTN pass, no crash") {
+  const dense_matrix<double> none(0, 0);
+  const auto b = tprod::graph_fourier(none);
+  CHECK(b.vertices() == 0);
+  CHECK(b.phi.size() == 0);
+  CHECK(tprod::graph_fourier_transform(b, dense_matrix<double>(0, 3)).rows() == 0);
+  CHECK(tprod::spectral_convolution(b, dense_vector<double>(0), dense_matrix<double>(0, 3)).cols() == 3);
+  CHECK(tprod::shifted_inverse_sqrt(none).size() == 0);
+  CHECK(tprod::rgtn_forward(tprod::time_adjacency<double>(0, 0.5), dense_matrix<double>(0, 2)).cols() == 2);
+  const dense_matrix<double> one = dense_matrix<double>::Constant(1, 1, 3.0);  // one vertex: its own mode
+  const auto b1 = tprod::graph_fourier(one);
+  CHECK(std::abs(b1.phi(0, 0)) == doctest::Approx(1.0));
+  CHECK(b1.lambda(0) == doctest::Approx(3.0));
+  CHECK(tprod::shifted_inverse_sqrt(tprod::time_adjacency<double>(1, 0.5))(0, 0) == doctest::Approx(1.0));
+}
+
 TEST_CASE_TEMPLATE("polynomial filter by Horner equals Φ f_α(Λ) Φᵀ on vectors, matrices and tensors", T, float, double) {
   const std::size_t l = 6;
   const dense_matrix<T> psi = T(0.5) * random_symmetric<T>(l, 11);

@@ -54,6 +54,7 @@ template <real_scalar T>
 dense_matrix<T> shifted_inverse_sqrt(const dense_matrix<T>& a) {
   detail::expect_square(a, "shifted_inverse_sqrt");
   const Eigen::Index n = a.rows();
+  if (n == 0) return dense_matrix<T>(0, 0);  // the empty time graph
   const dense_matrix<T> u = dense_matrix<T>::Identity(n, n) + a;
   if (a.isApprox(a.transpose(), T(100) * T(n) * std::numeric_limits<T>::epsilon()) || n <= 1) {
     const auto b = graph_fourier(dense_matrix<T>(T(0.5) * (u + u.transpose())));
