@@ -153,6 +153,7 @@ void bind_factorizations(py::module_& m);
 void bind_decompositions(py::module_& m);
 void bind_graph(py::module_& m);
 void bind_nn(py::module_& m);
+void bind_models(py::module_& m);  // with tprod::io (nlohmann-json) only: TPROD_PYTHON_MODELS
 
 }  // namespace tprod::python
 

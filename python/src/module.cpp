@@ -184,4 +184,7 @@ PYBIND11_MODULE(_tprod, m) {
   bind_decompositions(m);
   bind_graph(m);
   bind_nn(m);
+#ifdef TPROD_PYTHON_MODELS
+  bind_models(m);
+#endif
 }

@@ -21,6 +21,7 @@ slices, NaN or Inf, ``TypeError`` for dtypes.
 from __future__ import annotations
 
 import functools
+import json
 import os
 from dataclasses import dataclass
 from typing import List, Optional
@@ -562,6 +563,53 @@ def attention_coefficients(K, d_k: float) -> np.ndarray:
 
 __all__ += ["adjacency", "time_adjacency", "degrees", "laplacian", "GraphFourier", "graph_fourier",
             "polynomial_filter", "rgtn_forward", "attention_coefficients"]
+
+
+# --- Published architectures: checkpoints in Hugging Face's layout ---------------------------------------------
+
+class GPT2:
+    """GPT-2 read from a Hugging Face checkpoint folder: config.json beside model.safetensors (or a sharded
+    model.safetensors.index.json), weights in F32, F16, BF16 (or F64 for float64), under GPT2Model's names or
+    GPT2LMHeadModel's ("transformer." first). tprod computes it with its own layers (the encoder layer with p = 1,
+    pre-norm, causal) in float32 or float64. Options config.json names that tprod does not implement, a missing,
+    extra or misshapen tensor, or another model_type raise an error naming the file and the field or tensor.
+
+        model = tprod.GPT2.load("gpt2-folder")
+        z = model.logits(np.array([[464, 3290, 318]]))   # (B, T, V); a 1-D (T,) input gives (T, V)
+        model.save("copy", dtype="BF16")                   # the same layout, readable by transformers
+    """
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    @classmethod
+    def load(cls, folder, dtype=np.float64) -> "GPT2":
+        d = np.dtype(dtype)
+        if d not in (np.float32, np.float64):
+            raise TypeError(f"tprod.GPT2.load: dtype {d}; tprod computes GPT-2 in float32 or float64")
+        impl = _tprod._GPT2_float32 if d == np.float32 else _tprod._GPT2_float64
+        return cls(impl(os.fspath(folder)))
+
+    @property
+    def config(self) -> dict:
+        """The config.json fields of the model, as tprod will write them."""
+        return json.loads(self._impl.config_json())
+
+    def logits(self, tokens) -> np.ndarray:
+        """The next-token logits at every position of every sequence: tokens (T,) or (B, T) integers in
+        [0, vocab_size), T <= n_positions; the result (T, V) or (B, T, V) in the model's dtype."""
+        return self._impl.logits(np.asarray(from_dlpack(tokens)))
+
+    def save(self, folder, dtype: Optional[str] = None) -> None:
+        """Writes config.json and model.safetensors into folder (created if needed) under GPT2Model's names, in
+        the model's dtype or as "F16" / "BF16"; atomically per file."""
+        self._impl.save(os.fspath(folder), dtype or "")
+
+
+if hasattr(_tprod, "_GPT2_float64"):
+    __all__ += ["GPT2"]
+else:  # a build without tprod::io (nlohmann-json) has no checkpoint reader
+    del GPT2
 
 
 # --- Arrays of other libraries: torch tensors, and any other array that speaks DLPack ---------------------------

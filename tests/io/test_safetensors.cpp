@@ -282,6 +282,31 @@ TEST_CASE("safetensors: add_as stores F16 and BF16 rounded to nearest even, and 
   CHECK(message_of<numerical_error>([&] { bad.add_as("h", x, "F16"); }).find("element 0 of tensor 'h'") !=
         std::string::npos);
   CHECK_THROWS_AS(bad.add_as("i", x, "I8"), argument_error);
+  CHECK_THROWS_AS(bad.add_as("f64", x, "F64"), argument_error);  // a float tensor is not widened on writing
+}
+
+TEST_CASE("safetensors: add_as stores double as F32 rounded to nearest, and plain arrays of any shape") {
+  scratch_dir dir;
+  const std::vector<double> values{1.0 / 3.0, -2.5, 1e-40, 3e38};
+  safetensors_writer out;
+  out.add_as("v", {4}, std::span<const double>(values), "F32");
+  out.add_as("m", {2, 2}, std::span<const double>(values), "BF16");
+  out.add_as("d", {2, 2}, std::span<const double>(values), "F64");
+  out.write(dir / "a.safetensors");
+  const safetensors_reader in(dir / "a.safetensors");
+  CHECK(in.entry("v").dtype == "F32");
+  CHECK(in.entry("v").shape == std::vector<std::size_t>{4});
+  const auto v = in.values<double>("v");
+  for (std::size_t i = 0; i < values.size(); ++i) CHECK(v[i] == double(float(values[i])));
+  CHECK(in.entry("m").dtype == "BF16");
+  CHECK(in.entry("m").shape == std::vector<std::size_t>{2, 2});
+  CHECK(in.values<double>("m")[1] == -2.5);  // exact in BF16
+  CHECK(in.values<double>("d") == values);
+  safetensors_writer bad;
+  const std::vector<double> huge{1e39};
+  CHECK(message_of<numerical_error>([&] { bad.add_as("x", {1}, std::span<const double>(huge), "F32"); })
+            .find("which F32 cannot hold") != std::string::npos);
+  CHECK_THROWS_AS(bad.add_as("y", {3}, std::span<const double>(huge), "F32"), shape_error);
 }
 
 TEST_CASE("safetensors: a mapped file reads as the same file read whole") {

@@ -332,6 +332,23 @@ TEST_CASE("positional layers: added to every sequence; learnable α and learned 
     f.backward = [&](const t3& w) { return std::vector<t3>{nn::positional_backward(learned, w, batch).table}; };
     check_gradients(f, 6);
   }
+  {  // a table longer than the sequences (GPT-2's holds 1024 positions): its first T rows, gradient 0 beyond them
+    auto longer = nn::make_learned_positional<double>(len + 3, ds, p, 4);
+    const t3 y_long = nn::positional_forward(longer, x, batch);
+    for (std::size_t b = 0; b < batch; ++b)
+      for (std::size_t t = 0; t < len; ++t)
+        CHECK(y_long(b * len + t, 1, p - 1) == x(b * len + t, 1, p - 1) + longer.table(t, 1, p - 1));
+    const t3 g = nn::positional_backward(longer, x, batch).table;
+    REQUIRE(g.m() == len + 3);
+    CHECK(g(len, 0, 0) == 0.0);
+    CHECK(g(len + 2, ds - 1, p - 1) == 0.0);
+    diff_map f;
+    f.vars = {&longer.table};
+    f.names = {"table"};
+    f.forward = [&] { return nn::positional_forward(longer, x, batch); };
+    f.backward = [&](const t3& w) { return std::vector<t3>{nn::positional_backward(longer, w, batch).table}; };
+    check_gradients(f, 7);
+  }
   auto fixed = nn::make_sinusoidal_positional<double>(p, nn::alpha_strategy::linear);
   std::size_t visited = 0;
   fixed.for_each([&](std::string_view, t3&) { ++visited; });

@@ -523,8 +523,8 @@ class safetensors_writer {
     detail::fortran_to_c(v.data(), reinterpret_cast<T*>(data.data()), shape);
   }
 
-  /// @brief Adds an m×n×p tensor as the array of shape [m, n, p] stored as `dtype`: its own (F32 or F64), or F16 or
-  /// BF16, rounded to nearest even (published checkpoints' half-precision layouts).
+  /// @brief Adds an m×n×p tensor as the array of shape [m, n, p] stored as `dtype`: its own (F32 or F64), F32 for a
+  /// double tensor, or F16 or BF16, rounded to nearest (even) (the layouts published checkpoints come in).
   /// @throws argument_error for another dtype or a bad name; numerical_error naming the tensor for a value beyond
   ///         the format's range (F16's is ±65504) or NaN.
   template <class X>
@@ -532,14 +532,37 @@ class safetensors_writer {
   void add_as(std::string name, const X& x, std::string_view dtype) {
     using T = value_type_of<X>;
     if (dtype == safetensors_dtype<T>()) return add(std::move(name), x);
-    if (dtype != "F16" && dtype != "BF16")
-      throw argument_error("safetensors_writer::add_as: dtype '" + std::string(dtype) + "' for tensor '" + name +
-                           "'; a " + std::string(safetensors_dtype<T>()) + " tensor is stored as " +
-                           std::string(safetensors_dtype<T>()) + ", F16 or BF16");
     const auto v = cview(x);
     std::vector<std::size_t> shape{v.m(), v.n(), v.p()};
     std::vector<T> c_order(v.size());
     detail::fortran_to_c(v.data(), c_order.data(), shape);
+    add_as(std::move(name), std::move(shape), std::span<const T>(c_order), dtype);
+  }
+
+  /// @brief Adds a plain array of any shape from its C-order elements, stored as `dtype` (as the tensor3 add_as).
+  template <std::floating_point T>
+  void add_as(std::string name, std::vector<std::size_t> shape, std::span<const T> c_order, std::string_view dtype) {
+    if (dtype == safetensors_dtype<T>()) return add(std::move(name), std::move(shape), c_order);
+    const bool narrower = std::is_same_v<T, double> && dtype == "F32";
+    if (dtype != "F16" && dtype != "BF16" && !narrower)
+      throw argument_error("safetensors_writer::add_as: dtype '" + std::string(dtype) + "' for tensor '" + name +
+                           "'; a " + std::string(safetensors_dtype<T>()) + " tensor is stored as " +
+                           std::string(safetensors_dtype<T>()) + (std::is_same_v<T, double> ? ", F32" : "") +
+                           ", F16 or BF16");
+    const auto count = detail::checked_count(shape);
+    if (!count || *count != c_order.size())
+      throw shape_error("safetensors_writer: tensor '" + name + "' of shape " + numpy_shape(shape) + " was given " +
+                        std::to_string(c_order.size()) + " elements");
+    if (narrower) {
+      std::vector<float> values(c_order.size());
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        values[i] = float(c_order[i]);
+        if (!std::isfinite(values[i]))
+          throw numerical_error("safetensors_writer: element " + std::to_string(i) + " of tensor '" + name +
+                                "' is " + number_text(double(c_order[i])) + ", which F32 cannot hold");
+      }
+      return add(std::move(name), std::move(shape), std::span<const float>(values));
+    }
     std::vector<std::uint16_t> bits(c_order.size());
     for (std::size_t i = 0; i < c_order.size(); ++i) {
       const float value = float(c_order[i]);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tprod/backend/cpu/sequence.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
@@ -176,14 +177,14 @@ std::size_t check_positional(const tensor3<T, dextents3, S>& x, std::size_t batc
                     std::to_string(p) + " with B = " + std::to_string(batch));
   return x.m() / batch;
 }
-/// out = x + pe on every sequence of the batch (pe: T×n×p, x: (B·T)×n×p).
+/// out = x + pe's first T rows on every sequence of the batch (pe: T'×n×p with T' ≥ T, x: (B·T)×n×p).
 template <class T, class S>
 void add_per_sequence(const tensor3<T, dextents3, S>& x, const tensor3<T, dextents3, S>& pe, std::size_t batch,
                       tensor3<T, dextents3, S>& out) {
   ensure_shape_like(out, x);
   const auto sys = tprod::detail::system_of<S>();
   copy(sys, x.dynamic_view(), out.dynamic_view());
-  const std::size_t len = pe.m();
+  const std::size_t len = x.m() / batch;
   copy_sequence_rows(sys, pe.dynamic_view(), {0, 0, len}, out.dynamic_view(), {len, 0, len}, batch, true);
 }
 /// Σ_b of the rows of every sequence: the T×n×p gradient of a table added to each.
@@ -239,27 +240,35 @@ sinusoidal_positional_params<T, S> positional_backward(const sinusoidal_position
   return g;
 }
 
-/// @brief 𝒳 + 𝒫_learn on every sequence (the table's T must equal the sequences' length).
+/// @brief 𝒳 + 𝒫_learn(1…T) on every sequence: the table's first T rows for sequences of length T, which may be
+/// shorter than the table (a GPT-2 table holds 1024 positions; its prompts are shorter).
+/// @throws shape_error when the sequences are longer than the table or the widths differ.
 template <std::floating_point T, memory_space S>
 tensor3<T, dextents3, S> positional_forward(const learned_positional_params<T, S>& prm,
                                             const tensor3<T, dextents3, S>& x, std::size_t batch) {
   const std::size_t len = detail::check_positional(x, batch, prm.table.n(), prm.table.p(), "nn::positional_forward");
-  TPROD_EXPECTS(len == prm.table.m(), "nn::positional_forward: sequences of length " + std::to_string(len) +
+  TPROD_EXPECTS(len <= prm.table.m(), "nn::positional_forward: sequences of length " + std::to_string(len) +
                                           " but the learned table is " + prm.table.shape());
   tensor3<T, dextents3, S> out;
   detail::add_per_sequence(x, prm.table, batch, out);
   return out;
 }
 
-/// @brief Backward of the learned table: d𝒫 = Σ_b d𝒴(b-th sequence), summed in increasing b.
+/// @brief Backward of the learned table: d𝒫(t) = Σ_b d𝒴(b-th sequence, t) for the T positions used (summed in
+/// increasing b), 0 for the table's later rows.
 template <std::floating_point T, memory_space S>
 learned_positional_params<T, S> positional_backward(const learned_positional_params<T, S>& prm,
                                                     const tensor3<T, dextents3, S>& d_out, std::size_t batch) {
   const std::size_t len =
       detail::check_positional(d_out, batch, prm.table.n(), prm.table.p(), "nn::positional_backward");
-  TPROD_EXPECTS(len == prm.table.m(), "nn::positional_backward: sequences of length " + std::to_string(len) +
+  TPROD_EXPECTS(len <= prm.table.m(), "nn::positional_backward: sequences of length " + std::to_string(len) +
                                           " but the learned table is " + prm.table.shape());
-  return {detail::sum_per_sequence(d_out, batch)};
+  auto sum = detail::sum_per_sequence(d_out, batch);
+  if (len == prm.table.m()) return {std::move(sum)};
+  auto g = zeros_like(prm);
+  copy_sequence_rows(tprod::detail::system_of<S>(), std::as_const(sum).dynamic_view(), {0, 0, len},
+                     g.table.dynamic_view(), {0, 0, len}, 1, false);
+  return g;
 }
 
 }  // namespace tprod::nn

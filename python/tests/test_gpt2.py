@@ -1,0 +1,265 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tprod.GPT2 against a GPT-2 written here in plain PyTorch from the architecture's definition (Radford et al.
+2019; Hugging Face's GPT2LMHeadModel): random weights saved in the published layout (GPT2Model's names, Conv1D
+weights in x out, wte tied to the head) by a safetensors writer written here, in F32, BF16 and sharded, and the
+logits of tprod's layers equal to the reference's in double."""
+import json
+import math
+import struct
+
+import numpy as np
+import pytest
+
+import tprod
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+if not hasattr(tprod, "GPT2"):
+    pytest.skip("this tprod was built without tprod::io (nlohmann-json)", allow_module_level=True)
+
+CONFIG = {"model_type": "gpt2", "vocab_size": 37, "n_positions": 12, "n_embd": 16, "n_layer": 2, "n_head": 4,
+          "n_inner": None, "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5}
+
+
+def random_weights(config, seed=0):
+    """GPT2Model's state dict with random values of a trained model's scale (LayerNorm scales near 1)."""
+    g = torch.Generator().manual_seed(seed)
+    d, v, n = config["n_embd"], config["vocab_size"], config["n_positions"]
+    inner = config["n_inner"] or 4 * d
+
+    def r(*shape, scale=0.3, mean=0.0):
+        return mean + scale * torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    w = {"wte.weight": r(v, d), "wpe.weight": r(n, d), "ln_f.weight": r(d, mean=1.0), "ln_f.bias": r(d)}
+    for i in range(config["n_layer"]):
+        h = f"h.{i}."
+        w |= {h + "ln_1.weight": r(d, mean=1.0), h + "ln_1.bias": r(d),
+              h + "attn.c_attn.weight": r(d, 3 * d), h + "attn.c_attn.bias": r(3 * d),
+              h + "attn.c_proj.weight": r(d, d), h + "attn.c_proj.bias": r(d),
+              h + "ln_2.weight": r(d, mean=1.0), h + "ln_2.bias": r(d),
+              h + "mlp.c_fc.weight": r(d, inner), h + "mlp.c_fc.bias": r(inner),
+              h + "mlp.c_proj.weight": r(inner, d), h + "mlp.c_proj.bias": r(d)}
+    return w
+
+
+def reference_logits(w, config, ids, prefix="", head=None):
+    """GPT-2's forward pass from its definition, in double: pre-norm blocks, causal softmax(QK^T/sqrt(d_h))V,
+    Conv1D layers x @ W + b, the head x @ wte^T."""
+    d, heads = config["n_embd"], config["n_head"]
+    dh = d // heads
+    eps = config["layer_norm_epsilon"]
+    act = {"gelu_new": lambda x: F.gelu(x, approximate="tanh"), "gelu": F.gelu, "relu": F.relu}[
+        config["activation_function"]]
+    W = lambda name: w[prefix + name]  # noqa: E731
+    ids = torch.as_tensor(ids)
+    B, T = ids.shape
+    x = W("wte.weight")[ids] + W("wpe.weight")[:T]
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    for i in range(config["n_layer"]):
+        h = f"h.{i}."
+        a = F.layer_norm(x, (d,), W(h + "ln_1.weight"), W(h + "ln_1.bias"), eps)
+        q, k, v = (a @ W(h + "attn.c_attn.weight") + W(h + "attn.c_attn.bias")).split(d, dim=-1)
+        q, k, v = (t.view(B, T, heads, dh).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
+        y = scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
+        y = y.transpose(1, 2).reshape(B, T, d)
+        x = x + y @ W(h + "attn.c_proj.weight") + W(h + "attn.c_proj.bias")
+        m = F.layer_norm(x, (d,), W(h + "ln_2.weight"), W(h + "ln_2.bias"), eps)
+        x = x + act(m @ W(h + "mlp.c_fc.weight") + W(h + "mlp.c_fc.bias")) @ W(h + "mlp.c_proj.weight") \
+            + W(h + "mlp.c_proj.bias")
+    x = F.layer_norm(x, (d,), W("ln_f.weight"), W("ln_f.bias"), eps)
+    return (x @ (W("wte.weight") if head is None else head).T).numpy()
+
+
+DTYPES = {"F64": (torch.float64, torch.int64), "F32": (torch.float32, torch.int32),
+          "F16": (torch.float16, torch.int16), "BF16": (torch.bfloat16, torch.int16)}
+
+
+def safetensors_bytes(tensors, dtype):
+    """The safetensors file of a dict of tensors, each stored as dtype (C order, little-endian)."""
+    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, t in tensors.items():
+        stored, bits = DTYPES[dtype]
+        blob = t.to(stored).contiguous().view(bits).numpy().tobytes()  # little-endian, as the host
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+def read_safetensors(path):
+    """name -> (dtype, shape, float64 tensor) of a safetensors file, read here."""
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    out = {}
+    for name, e in header.items():
+        stored, bits = DTYPES[e["dtype"]]
+        begin, end = e["data_offsets"]
+        data = bytearray(raw[8 + n + begin:8 + n + end])
+        t = torch.frombuffer(data, dtype=bits).view(stored).reshape(e["shape"]) if data else torch.zeros(e["shape"])
+        out[name] = (e["dtype"], tuple(e["shape"]), t.to(torch.float64))
+    return out
+
+
+def write_folder(folder, weights, config, dtype="F32"):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(weights, dtype))
+    return folder
+
+
+def rounded(weights, dtype):
+    """The weights as the file holds them (rounded to dtype), in double."""
+    return {k: v.to(DTYPES[dtype][0]).to(torch.float64) for k, v in weights.items()}
+
+
+IDS = np.array([[3, 14, 15, 9, 26, 5, 35, 8, 9, 7], [0, 36, 1, 2, 2, 2, 30, 11, 4, 19]])
+
+
+def assert_close(ours, reference, bits=1e-12):
+    scale = max(1.0, float(np.abs(reference).max()))
+    assert ours.shape == reference.shape
+    assert float(np.abs(ours - reference).max()) <= bits * scale
+
+
+@pytest.mark.parametrize("dtype", ["F32", "BF16", "F16"])
+def test_logits_equal_pytorch_in_double(tmp_path, dtype):
+    w = random_weights(CONFIG)
+    folder = write_folder(tmp_path / dtype, w, CONFIG, dtype)
+    model = tprod.GPT2.load(folder)
+    reference = reference_logits(rounded(w, dtype), CONFIG, IDS)
+    assert_close(model.logits(IDS), reference)
+    # one sequence, (T,) in and (T, V) out; a causal prefix gives the same logits as the longer sequence
+    assert_close(model.logits(IDS[1]), reference[1])
+    assert_close(model.logits(IDS[1, :4]), reference[1, :4])
+    assert model.config["n_embd"] == 16 and model.config["tie_word_embeddings"] is True
+
+
+def test_float32_model_within_its_rounding(tmp_path):
+    w = random_weights(CONFIG, seed=1)
+    model = tprod.GPT2.load(write_folder(tmp_path, w, CONFIG), dtype=np.float32)
+    z = model.logits(IDS)
+    assert z.dtype == np.float32
+    reference = reference_logits(rounded(w, "F32"), CONFIG, IDS)
+    # float32 arithmetic through 2 layers of width 16: a few hundred roundings per value
+    assert_close(z.astype(np.float64), reference, bits=2e-4)
+
+
+@pytest.mark.parametrize("activation", ["gelu", "relu"])
+def test_other_activations_and_epsilon(tmp_path, activation):
+    config = CONFIG | {"activation_function": activation, "layer_norm_epsilon": 1e-3, "n_inner": 24}
+    w = random_weights(config, seed=2)
+    model = tprod.GPT2.load(write_folder(tmp_path, w, config))
+    assert_close(model.logits(IDS), reference_logits(rounded(w, "F32"), config, IDS))
+
+
+def test_lm_head_model_names_untied_head_and_buffers(tmp_path):
+    """GPT2LMHeadModel's file: "transformer." names, an lm_head.weight of its own, the causal-mask buffers."""
+    w = random_weights(CONFIG, seed=3)
+    stored = {"transformer." + k: v for k, v in w.items()}
+    head = 0.3 * torch.randn(CONFIG["vocab_size"], CONFIG["n_embd"], dtype=torch.float64)
+    stored["lm_head.weight"] = head
+    n = CONFIG["n_positions"]
+    for i in range(CONFIG["n_layer"]):
+        stored[f"transformer.h.{i}.attn.bias"] = torch.ones(n, n).tril().view(1, 1, n, n)
+        stored[f"transformer.h.{i}.attn.masked_bias"] = torch.tensor(-1e4)
+    model = tprod.GPT2.load(write_folder(tmp_path, stored, CONFIG))
+    expected = reference_logits(rounded(stored, "F32"), CONFIG, IDS, prefix="transformer.",
+                                head=rounded({"h": head}, "F32")["h"])
+    assert_close(model.logits(IDS), expected)
+    assert model.config["tie_word_embeddings"] is False
+
+
+def test_sharded_checkpoint(tmp_path):
+    w = random_weights(CONFIG, seed=4)
+    names = sorted(w)
+    shards = {"model-00001-of-00002.safetensors": names[: len(names) // 2],
+              "model-00002-of-00002.safetensors": names[len(names) // 2:]}
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    for file, part in shards.items():
+        (tmp_path / file).write_bytes(safetensors_bytes({k: w[k] for k in part}, "F32"))
+    index = {"metadata": {"total_size": 0}, "weight_map": {k: f for f, part in shards.items() for k in part}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    model = tprod.GPT2.load(tmp_path)
+    assert_close(model.logits(IDS), reference_logits(rounded(w, "F32"), CONFIG, IDS))
+
+
+@pytest.mark.parametrize("dtype", [None, "F32", "BF16"])
+def test_save_writes_the_published_layout(tmp_path, dtype):
+    w = random_weights(CONFIG, seed=5)
+    model = tprod.GPT2.load(write_folder(tmp_path / "in", w, CONFIG))
+    model.save(tmp_path / "out", dtype=dtype)
+    written = read_safetensors(tmp_path / "out" / "model.safetensors")
+    assert set(written) == set(w)  # GPT2Model's names; the tied head is not written twice
+    stored = dtype or "F64"
+    for name, t in w.items():
+        got_dtype, shape, values = written[name]
+        assert (got_dtype, shape) == (stored, tuple(t.shape)), name
+        expected = rounded(rounded({name: t}, "F32"), stored)[name]
+        assert torch.equal(values, expected), name
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["model_type"] == "gpt2" and config["n_layer"] == 2 and config["tie_word_embeddings"] is True
+    again = tprod.GPT2.load(tmp_path / "out")
+    reference = reference_logits({k: v[2] for k, v in written.items()}, CONFIG, IDS)
+    assert_close(again.logits(IDS), reference)
+
+
+def test_untied_head_is_saved_as_lm_head(tmp_path):
+    w = random_weights(CONFIG, seed=6)
+    stored = dict(w, **{"lm_head.weight": 0.3 * torch.randn(CONFIG["vocab_size"], CONFIG["n_embd"],
+                                                            dtype=torch.float64)})
+    tprod.GPT2.load(write_folder(tmp_path / "in", stored, CONFIG)).save(tmp_path / "out")
+    written = read_safetensors(tmp_path / "out" / "model.safetensors")
+    assert "lm_head.weight" in written
+    assert json.loads((tmp_path / "out" / "config.json").read_text())["tie_word_embeddings"] is False
+
+
+def test_bad_checkpoints_are_refused_by_name(tmp_path):
+    w = random_weights(CONFIG, seed=7)
+    missing = dict(w)
+    del missing["h.1.mlp.c_fc.bias"]
+    with pytest.raises(OSError, match="h.1.mlp.c_fc.bias"):
+        tprod.GPT2.load(write_folder(tmp_path / "missing", missing, CONFIG))
+    extra = dict(w, **{"h.0.attn.q_proj.weight": torch.zeros(16, 16)})
+    with pytest.raises(OSError, match="h.0.attn.q_proj.weight"):
+        tprod.GPT2.load(write_folder(tmp_path / "extra", extra, CONFIG))
+    wrong = dict(w, **{"h.0.attn.c_attn.weight": torch.zeros(48, 16)})  # nn.Linear's out x in, not Conv1D's
+    with pytest.raises(ValueError, match="h.0.attn.c_attn.weight"):
+        tprod.GPT2.load(write_folder(tmp_path / "shape", wrong, CONFIG))
+    for change, field in [({"model_type": "bert"}, "model_type"), ({"activation_function": "swish"}, "swish"),
+                          ({"scale_attn_by_inverse_layer_idx": True}, "scale_attn_by_inverse_layer_idx"),
+                          ({"n_head": 5}, "n_head|h = 5|heads"), ({"n_embd": "16"}, "n_embd")]:
+        folder = write_folder(tmp_path / field.split("|")[0], w, CONFIG | change)
+        with pytest.raises((OSError, ValueError), match=field):
+            tprod.GPT2.load(folder)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "config.json").write_text(json.dumps(CONFIG))
+    with pytest.raises(OSError, match="model.safetensors"):
+        tprod.GPT2.load(tmp_path / "empty")
+    with pytest.raises(OSError, match="config.json"):
+        tprod.GPT2.load(tmp_path / "nowhere")
+
+
+def test_bad_tokens_are_refused(tmp_path):
+    model = tprod.GPT2.load(write_folder(tmp_path, random_weights(CONFIG), CONFIG))
+    with pytest.raises(ValueError, match="token 37"):
+        model.logits(np.array([1, 37]))
+    with pytest.raises(ValueError, match="token -1"):
+        model.logits(np.array([-1]))
+    with pytest.raises(ValueError, match="13 tokens.*12 positions"):
+        model.logits(np.zeros(13, dtype=np.int64))
+    with pytest.raises(TypeError, match="integer"):
+        model.logits(np.zeros(3))
+    with pytest.raises(ValueError, match="no sequence"):
+        model.logits(np.zeros((2, 0), dtype=np.int64))
+    with pytest.raises(ValueError, match=r"\(T,\) or \(B, T\)"):
+        model.logits(np.zeros((1, 2, 3), dtype=np.int64))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        tprod.GPT2.load(tmp_path, dtype=np.float16)
+    # torch tensors go in too
+    assert model.logits(torch.tensor([1, 2, 3])).shape == (3, 37)
