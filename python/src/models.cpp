@@ -7,6 +7,7 @@
 
 #include "arrays.hpp"
 #include "tprod/nn/extern_templates.hpp"
+#include "tprod/nn/model/compress_attention.hpp"
 #include "tprod/nn/model/gpt2.hpp"
 
 namespace tprod::python {
@@ -65,6 +66,37 @@ py::array logits(gpt2_object<T>& g, const py::array& tokens) {
   return py::array_t<T>({b, t, v}, {s * t, s, s * b * t}, owned->data(), owner);
 }
 
+/// One layer's compression as a dict: the layer, the ratio, the ranks, the relative errors.
+py::dict compression_dict(const nn::attention_compression& c) {
+  py::dict d;
+  d["layer"] = c.layer;
+  d["compression_ratio"] = c.compression_ratio;
+  d["ranks"] = c.ranks;
+  d["relative_error"] = py::dict(py::arg("query") = c.relative_error.query, py::arg("key") = c.relative_error.key,
+                                 py::arg("value") = c.relative_error.value, py::arg("output") = c.relative_error.output);
+  return d;
+}
+py::dict compression_dict(const nn::ffn_compression& c) {
+  py::dict d;
+  d["layer"] = c.layer;
+  d["compression_ratio"] = c.compression_ratio;
+  d["rank"] = c.rank;
+  d["relative_error"] = py::dict(py::arg("input") = c.input_error, py::arg("output") = c.output_error);
+  return d;
+}
+
+/// Runs f(the model's stack of layers) under the lock, without the GIL, and returns its results as dicts.
+template <class T, class F>
+py::list on_layers(gpt2_object<T>& g, F&& f) {
+  auto results = without_gil([&] {
+    std::lock_guard lock(g.busy);
+    return f(g.loaded.model.template get<3>());
+  });
+  py::list out;
+  for (const auto& r : results) out.append(compression_dict(r));
+  return out;
+}
+
 template <class T>
 void bind_gpt2(py::module_& m, const char* name) {
   using object = gpt2_object<T>;
@@ -84,7 +116,38 @@ void bind_gpt2(py::module_& m, const char* name) {
             });
           },
           py::arg("folder"), py::arg("dtype") = "")
-      .def("config_json", [](const object& g) { return nn::gpt2_config_json(g.loaded.config).dump(); });
+      .def("config_json", [](const object& g) { return nn::gpt2_config_json(g.loaded.config).dump(); })
+      .def(
+          "compress_attention",
+          [](object& g, const std::vector<std::size_t>& ranks, const std::vector<std::size_t>& layers) {
+            tucker_options o;
+            o.ranks = ranks;
+            return on_layers(g, [&](auto& stack) { return nn::compress_attention(stack, layers, o); });
+          },
+          py::arg("ranks"), py::arg("layers"))
+      .def(
+          "laser_attention",
+          [](object& g, std::size_t rank, const std::vector<std::size_t>& layers) {
+            return on_layers(g, [&](auto& stack) { return nn::laser_attention(stack, layers, rank); });
+          },
+          py::arg("rank"), py::arg("layers"))
+      .def(
+          "laser_mlp",
+          [](object& g, std::size_t rank, const std::vector<std::size_t>& layers, bool input, bool output) {
+            std::vector<nn::ffn_matrix> which;
+            if (input) which.push_back(nn::ffn_matrix::input);
+            if (output) which.push_back(nn::ffn_matrix::output);
+            return on_layers(g, [&](auto& stack) { return nn::laser_ffn(stack, layers, rank, which); });
+          },
+          py::arg("rank"), py::arg("layers"), py::arg("input"), py::arg("output"))
+      .def("parameter_count", [](object& g) {
+        std::lock_guard lock(g.busy);
+        std::size_t n = 0;  // the head counts once when it is the embedding (tied), as GPT-2's papers count
+        g.loaded.model.for_each_parameter([&](std::string_view name, auto& v, auto&) {
+          if (name != "head.weight" || !g.loaded.config.tied) n += v.size();
+        });
+        return n;
+      });
 }
 
 }  // namespace

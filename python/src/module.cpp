@@ -187,4 +187,7 @@ PYBIND11_MODULE(_tprod, m) {
 #ifdef TPROD_PYTHON_MODELS
   bind_models(m);
 #endif
+#ifdef TPROD_PYTHON_TOKENIZERS
+  bind_tokenizers(m);
+#endif
 }

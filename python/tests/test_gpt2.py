@@ -263,3 +263,42 @@ def test_bad_tokens_are_refused(tmp_path):
         tprod.GPT2.load(tmp_path, dtype=np.float16)
     # torch tensors go in too
     assert model.logits(torch.tensor([1, 2, 3])).shape == (3, 37)
+
+
+def test_paper_004_on_the_checkpoint_in_place(tmp_path):
+    """compress_attention puts tprod.multihead_tucker's reconstruction of the layer's own W_Q, W_K, W_V, W_O (read
+    from the file) back in c_attn and c_proj of that layer only; laser_mlp replaces c_fc by its rank-k truncated SVD
+    (NumPy's, computed here); the logits are those of the reference GPT-2 on the written weights."""
+    w = rounded(random_weights(CONFIG, seed=8), "F32")
+    model = tprod.GPT2.load(write_folder(tmp_path / "in", w, CONFIG))
+    d, heads = CONFIG["n_embd"], CONFIG["n_head"]
+    assert model.parameter_count() == sum(t.numel() for t in w.values())
+    [tucker] = model.compress_attention((8, 3, 2), layers=[1])
+    stored = heads * 8 * 3 * 2 + d * 8 + (d // heads) * 3 + 4 * 2  # h cores and the three shared factors
+    assert tucker["layer"] == 1 and tucker["ranks"] == [8, 3, 2]
+    assert tucker["compression_ratio"] == pytest.approx(4 * d * d / stored, rel=1e-12)
+    [laser] = model.laser_mlp(3, layers=[0], output=False)
+    assert laser["layer"] == 0 and laser["rank"] == 3 and laser["relative_error"]["output"] == 0
+    model.save(tmp_path / "out")
+    out = {k: v[2] for k, v in read_safetensors(tmp_path / "out" / "model.safetensors").items()}
+
+    W = w["h.1.attn.c_attn.weight"].numpy()
+    expected = tprod.multihead_tucker(W[:, :d], W[:, d:2 * d], W[:, 2 * d:], w["h.1.attn.c_proj.weight"].numpy(),
+                                      heads, (8, 3, 2))
+    got = out["h.1.attn.c_attn.weight"].numpy()
+    np.testing.assert_allclose(got, np.hstack([expected.query, expected.key, expected.value]), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(out["h.1.attn.c_proj.weight"].numpy(), expected.output, rtol=0, atol=1e-13)
+    error = np.linalg.norm(got[:, :d] - W[:, :d]) / np.linalg.norm(W[:, :d])
+    assert tucker["relative_error"]["query"] == pytest.approx(error, rel=1e-10)
+
+    fc = w["h.0.mlp.c_fc.weight"].numpy()
+    u, s, vt = np.linalg.svd(fc, full_matrices=False)
+    np.testing.assert_allclose(out["h.0.mlp.c_fc.weight"].numpy(), (u[:, :3] * s[:3]) @ vt[:3], rtol=0, atol=1e-12)
+    for unchanged in ["h.0.attn.c_attn.weight", "h.0.mlp.c_proj.weight", "h.1.mlp.c_fc.weight", "wte.weight"]:
+        assert torch.equal(out[unchanged], w[unchanged]), unchanged
+    assert_close(model.logits(IDS), reference_logits(out, CONFIG, IDS))
+    assert [r["layer"] for r in model.laser_attention(4)] == [0, 1]
+    with pytest.raises(ValueError, match="rank|R"):
+        model.compress_attention((17, 3, 2))
+    with pytest.raises(ValueError, match="layer"):
+        model.laser_mlp(2, layers=[2])

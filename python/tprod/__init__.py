@@ -602,8 +602,83 @@ class GPT2:
 
     def save(self, folder, dtype: Optional[str] = None) -> None:
         """Writes config.json and model.safetensors into folder (created if needed) under GPT2Model's names, in
-        the model's dtype or as "F16" / "BF16"; atomically per file."""
+        the model's dtype or as "F32" (from float64), "F16" or "BF16"; atomically per file. A head that no longer
+        equals the embedding is written as lm_head.weight with tie_word_embeddings false."""
         self._impl.save(os.fspath(folder), dtype or "")
+
+    def parameter_count(self) -> int:
+        """The numbers the model holds (the tied head counted once, with the embedding)."""
+        return self._impl.parameter_count()
+
+    # Paper 004 (TensorLLM) on the model's own weights, in place; each returns one dict per layer changed.
+
+    def compress_attention(self, ranks, layers=None) -> List[dict]:
+        """Replaces W_Q, W_K, W_V, W_O of each layer (all, or those listed) by their shared-factor multi-head
+        Tucker reconstruction at multilinear ranks (R1, R2, R3) <= (n_embd, n_embd / n_head, 4): tprod's
+        multihead_tucker on the layer's c_attn and c_proj. Returns the compression ratio, ranks and the four
+        matrices' relative errors per layer."""
+        return self._impl.compress_attention([int(r) for r in ranks], list(layers or []))
+
+    def laser_attention(self, rank: int, layers=None) -> List[dict]:
+        """LASER: each of the four attention matrices replaced by its rank-k truncated SVD."""
+        return self._impl.laser_attention(int(rank), list(layers or []))
+
+    def laser_mlp(self, rank: int, layers=None, *, input: bool = True, output: bool = True) -> List[dict]:
+        """LASER on the MLP: c_fc (input) and/or c_proj (output) replaced by its rank-k truncated SVD."""
+        return self._impl.laser_mlp(int(rank), list(layers or []), bool(input), bool(output))
+
+
+class GPT2Tokenizer:
+    """GPT-2's byte-level BPE tokenizer (OpenAI's encoder.py) on GPT-2's published files: encoder.json and vocab.bpe
+    (scripts/get-gpt2-vocabulary.sh fetches them), or a Hugging Face folder's vocab.json and merges.txt. Text in
+    UTF-8 (a str, or bytes whose invalid sequences read as U+FFFD); the pieces are GPT-2's pattern's, with Unicode's
+    White_Space and general categories L and N (from ICU).
+
+        tok = tprod.GPT2Tokenizer.from_folder("build/data/gpt2-vocabulary")
+        ids = tok.encode("Hello world!")     # array([15496, 995, 0])
+        tok.decode(ids)                      # 'Hello world!'
+    """
+
+    def __init__(self, encoder, merges):
+        self._impl = _tprod._BPETokenizer(os.fspath(encoder), os.fspath(merges))
+
+    @classmethod
+    def from_folder(cls, folder) -> "GPT2Tokenizer":
+        """The tokenizer of a folder holding encoder.json and vocab.bpe, or vocab.json and merges.txt."""
+        folder = os.fspath(folder)
+        for encoder, merges in (("encoder.json", "vocab.bpe"), ("vocab.json", "merges.txt")):
+            if os.path.exists(os.path.join(folder, encoder)) and os.path.exists(os.path.join(folder, merges)):
+                return cls(os.path.join(folder, encoder), os.path.join(folder, merges))
+        raise OSError(f"{folder}: holds neither encoder.json and vocab.bpe nor vocab.json and merges.txt")
+
+    def __len__(self) -> int:
+        return self._impl.size()
+
+    def id(self, symbol: str) -> int:
+        """The id of a symbol as encoder.json spells it, e.g. "<|endoftext|>"."""
+        return self._impl.id(symbol)
+
+    def encode(self, text) -> np.ndarray:
+        """The ids of text (str or UTF-8 bytes), int64."""
+        return self._impl.encode(text)
+
+    def decode(self, ids, errors: str = "replace") -> str:
+        """The text of ids; bytes that do not form UTF-8 (ids cut inside a character) decode by `errors`."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decode_bytes(self, ids) -> bytes:
+        """The bytes of ids, exactly."""
+        return self._impl.decode(np.asarray(from_dlpack(ids)))
+
+    def pieces(self, text) -> List[str]:
+        """The pieces GPT-2's pattern splits text into, before the merges."""
+        return self._impl.pieces(text)
+
+
+if hasattr(_tprod, "_BPETokenizer"):
+    __all__ += ["GPT2Tokenizer"]
+else:  # a build without tprod::text (ICU) has no tokenizer
+    del GPT2Tokenizer
 
 
 if hasattr(_tprod, "_GPT2_float64"):

@@ -297,13 +297,23 @@ class safetensors_reader {
   /// @throws shape_error naming the tensor and both shapes; io_error naming both dtypes.
   template <class T>
   void load_into(std::string_view tensor, const std::vector<std::size_t>& shape, std::span<T> dst) const {
+    expect<T>(tensor, shape);
+    if (dst.size() != entry(tensor).size())
+      throw shape_error(name_ + ": tensor '" + std::string(tensor) + "' of shape " + numpy_shape(shape) +
+                        " was given a destination of " + std::to_string(dst.size()) + " elements");
+    read_into<T>(tensor, dst);
+  }
+
+  /// @brief Checks, without reading its data, that a tensor would load into T memory of the given shape.
+  /// @throws the errors of load_into: io_error for a missing tensor or a dtype that does not convert exactly to T,
+  ///         shape_error naming both shapes.
+  template <class T>
+  void expect(std::string_view tensor, const std::vector<std::size_t>& shape) const {
     check_dtype<T>(tensor);
     const auto& e = entry(tensor);
-    if (e.shape != shape || dst.size() != e.size())
+    if (e.shape != shape)
       throw shape_error(name_ + ": tensor '" + std::string(tensor) + "' has shape " + numpy_shape(e.shape) +
-                        " but the destination is " + numpy_shape(shape) + " (" + std::to_string(dst.size()) +
-                        " elements)");
-    read_into<T>(tensor, dst);
+                        " but the destination is " + numpy_shape(shape));
   }
 
  private:
@@ -497,6 +507,10 @@ class safetensors_shards {
   template <class T>
   void load_into(std::string_view tensor, const std::vector<std::size_t>& shape, std::span<T> dst) const {
     shard(tensor).load_into(tensor, shape, dst);
+  }
+  template <class T>
+  void expect(std::string_view tensor, const std::vector<std::size_t>& shape) const {
+    shard(tensor).template expect<T>(tensor, shape);
   }
 
  private:

@@ -13,12 +13,17 @@
 /// 26 µs: together the temporaries crossed glibc's 128 KiB trim threshold, so every product shrank and
 /// regrew the heap and faulted its pages in again.
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
 #include <utility>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace tprod::detail {
 
@@ -49,6 +54,7 @@ class block_cache {
     if (capacity == 0) return nullptr;
     void* ptr = std::aligned_alloc(alignment, capacity);
     if (!ptr) throw std::bad_alloc();
+    advise_huge_pages(ptr, capacity);
     return ptr;
   }
 
@@ -71,6 +77,19 @@ class block_cache {
   }
 
  private:
+  /// Asks Linux to back a fresh block of at least 4 MiB with transparent huge pages (where THP is in "madvise"
+  /// mode, as on Debian): its first touch then faults 2 MiB at a time instead of 4 KiB. Faulting in a GPT-2-sized
+  /// model's 500 MB of fresh pages measured 0.33 s in 4 KiB pages, more than reading it from the page cache.
+  static void advise_huge_pages([[maybe_unused]] void* ptr, [[maybe_unused]] std::size_t bytes) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr std::size_t huge = std::size_t(2) << 20;
+    if (bytes < 2 * huge) return;
+    const auto begin = (reinterpret_cast<std::uintptr_t>(ptr) + huge - 1) / huge * huge;
+    const auto end = (reinterpret_cast<std::uintptr_t>(ptr) + bytes) / huge * huge;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint: failure is fine
+#endif
+  }
+
   struct cache {
     std::vector<std::pair<void*, std::size_t>> blocks;
     std::size_t bytes = 0;

@@ -185,27 +185,55 @@ using gpt2_model =
                encoder_stack<T, identity_transform, attention_params<T, identity_transform, S>>,
                norm_layer<T, identity_transform, S>, flatten_layer<T, S>, linear_layer<T, identity_transform, S>>;
 
-/// @brief A GPT-2 of config c with fresh weights: the embedding and positions uniform in ±0.02 (GPT-2 draws
-/// N(0, 0.02²)), the layers as make_encoder_params draws them, the head a copy of the embedding (tied).
+namespace detail {
+/// One layer of cfg's shapes (p = 1) with zero projections and Γ = 1, ℬ = 0: nothing drawn.
 template <std::floating_point T>
-gpt2_model<T> make_gpt2(const gpt2_config& c, std::uint64_t seed = 1) {
+encoder_params<T, identity_transform> blank_gpt2_layer(const layer_config& cfg) {
+  const std::size_t d = cfg.width, hidden = cfg.hidden;
+  const auto zero = [](std::size_t m, std::size_t n) {
+    return transformed<T, identity_transform>(dextents3(m, n, 1), identity_transform{});
+  };
+  return {cfg,
+          {cfg.heads, cfg.attention, zero(d, 3 * d), zero(1, 3 * d), zero(d, d), zero(1, d)},
+          {cfg.act, zero(d, hidden), zero(1, hidden), zero(hidden, d), zero(1, d)},
+          make_layer_norm_params<T>(d, 1, cfg.norm, cfg.eps),
+          make_layer_norm_params<T>(d, 1, cfg.norm, cfg.eps)};
+}
+
+/// GPT-2 of config c, its weights drawn (seeded) or left zero (for a checkpoint to overwrite, without drawing 124M
+/// numbers first).
+template <std::floating_point T>
+gpt2_model<T> make_gpt2(const gpt2_config& c, std::uint64_t seed, bool draw) {
   const layer_config cfg = c.layer();
-  auto embedding = make_embedding_params<T>(c.vocabulary, c.width, seed, T(0.02));
-  linear_params<T, identity_transform> head{{dextents3(c.width, c.vocabulary, 1), identity_transform{}},
-                                            {dextents3(0, c.vocabulary, 1), identity_transform{}}};
-  head.weight.data() = embedding.table;
+  // Undrawn, the embedding, positions and head are left uninitialized: load_gpt2 overwrites every element.
+  auto embedding = draw ? make_embedding_params<T>(c.vocabulary, c.width, seed, T(0.02))
+                        : embedding_params<T>{tensor3<T>(c.width, c.vocabulary, 1, uninitialized)};
+  auto positions = draw ? make_learned_positional<T>(c.positions, c.width, 1, seed + 2, T(0.02))
+                        : learned_positional_params<T>{tensor3<T>(c.positions, c.width, 1, uninitialized)};
+  const dextents3 head_shape(c.width, c.vocabulary, 1);
+  linear_params<T, identity_transform> head{
+      {head_shape, identity_transform{}, draw ? tensor3<T>(embedding.table) : tensor3<T>(head_shape, uninitialized)},
+      {dextents3(0, c.vocabulary, 1), identity_transform{}}};
   std::vector<encoder_params<T, identity_transform>> layers;
   for (std::size_t l = 0; l < c.layers; ++l)
-    layers.push_back(make_encoder_params<T>(cfg, identity_transform{}, seed + 100 + 1000 * l));
+    layers.push_back(draw ? make_encoder_params<T>(cfg, identity_transform{}, seed + 100 + 1000 * l)
+                          : blank_gpt2_layer<T>(cfg));
   encoder_stack<T, identity_transform, attention_params<T, identity_transform>> stack(std::move(layers), "decoder");
   stack.causal = true;
   return gpt2_model<T>(token_embedding<T>(std::move(embedding), 1),
-                       positional_layer<T, learned_positional_params<T>>(
-                           make_learned_positional<T>(c.positions, c.width, 1, seed + 2, T(0.02))),
+                       positional_layer<T, learned_positional_params<T>>(std::move(positions)),
                        dropout<T>(c.dropout, seed + 7), std::move(stack),
                        norm_layer<T, identity_transform>(make_layer_norm_params<T>(c.width, 1, cfg.norm, c.eps),
                                                          identity_transform{}),
                        flatten_layer<T>{}, linear_layer<T, identity_transform>(std::move(head), "head"));
+}
+}  // namespace detail
+
+/// @brief A GPT-2 of config c with fresh weights: the embedding and positions uniform in ±0.02 (GPT-2 draws
+/// N(0, 0.02²)), the layers as make_encoder_params draws them, the head a copy of the embedding (tied).
+template <std::floating_point T>
+gpt2_model<T> make_gpt2(const gpt2_config& c, std::uint64_t seed = 1) {
+  return detail::make_gpt2<T>(c, seed, true);
 }
 
 /// @brief The correspondence between gpt2_model's parameters and the published names under `prefix` ("" or
@@ -262,7 +290,7 @@ gpt2_checkpoint<T> load_gpt2(const std::filesystem::path& folder) {
     // A head stored beside a tied embedding (as some exporters write it) is read as an untied head: equal to wte,
     // it changes nothing; different, it is what the checkpoint computes with.
     if (c.tied && r.contains("lm_head.weight")) c.tied = false;
-    auto model = make_gpt2<T>(c);
+    auto model = detail::make_gpt2<T>(c, 1, false);
     load_published<T>(r, model, gpt2_tensors(c, prefix), [](std::string_view name) {
       return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias");
     });

@@ -16,7 +16,7 @@
 /// Loading is strict, as load_checkpoint is: every column of every parameter is covered by exactly one row; every
 /// row's tensor is in the checkpoint with its shape and a dtype that converts exactly; every tensor of the
 /// checkpoint is read by a row or is one the caller declares ignorable (a buffer such as GPT-2's causal mask);
-/// everything is read and checked before the model changes. Saving writes each tensor once; a tensor that two rows
+/// all of it is checked from the header before the model changes. Saving writes each tensor once; a tensor that two rows
 /// would write with different values is refused (an untied head saved as if it were tied).
 /// Needs nlohmann-json: link tprod::io.
 #include <algorithm>
@@ -28,7 +28,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "tprod/io/safetensors.hpp"
 #include "tprod/nn/detail/common.hpp"
@@ -67,20 +70,34 @@ inline std::vector<std::size_t> published_shape(published_layout layout, std::si
   return {};
 }
 
-/// ours(i, c₀ + j, 0) ↔ c_order[…] as the layout says, copied in the direction `to_ours`.
+/// ours(i, c₀ + j, 0) ↔ c_order[…] as the layout says, copied in the direction `to_ours`. Our columns are stored
+/// one after another (column-major), so a transposed tensor's C order is our block's own order (a straight copy)
+/// and a same-layout one is its transpose (Eigen's blocked assignment).
 template <class T>
 void move_published_block(tensor3<T>& ours, const published_tensor& row, std::size_t columns, std::span<T> c_order,
                           bool to_ours) {
-  const std::size_t m = ours.m();
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < columns; ++j) {
-      const std::size_t at = row.layout == published_layout::transposed ? j * m + i : i * columns + j;
-      T& mine = ours(i, row.first_column + j, 0);
-      if (to_ours)
-        mine = c_order[at];
-      else
-        c_order[at] = mine;
-    }
+  using column_major = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  using row_major = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const auto m = Eigen::Index(ours.m()), n = Eigen::Index(columns);
+  Eigen::Map<column_major> block(ours.data() + row.first_column * ours.m(), m, n);
+  if (row.layout == published_layout::transposed) {
+    Eigen::Map<column_major> theirs(c_order.data(), m, n);
+    if (to_ours)
+      block = theirs;
+    else
+      theirs = block;
+  } else {  // a transpose, tile by tile so that both sides stay in cache
+    Eigen::Map<row_major> theirs(c_order.data(), m, n);
+    constexpr Eigen::Index tile = 64;
+    for (Eigen::Index j = 0; j < n; j += tile)
+      for (Eigen::Index i = 0; i < m; i += tile) {
+        const Eigen::Index rows = std::min(tile, m - i), cols = std::min(tile, n - j);
+        if (to_ours)
+          block.block(i, j, rows, cols) = theirs.block(i, j, rows, cols);
+        else
+          theirs.block(i, j, rows, cols) = block.block(i, j, rows, cols);
+      }
+  }
 }
 
 /// Our parameters by name, each a pointer to the value, in the model's visiting order.
@@ -111,17 +128,20 @@ std::size_t checked_block(const std::map<std::string, X*>& params, const publish
 
 /// @brief Loads `model`'s parameters from the checkpoint `r` (an io::safetensors_reader or io::safetensors_shards)
 /// through `table`; a tensor of `r` that no row reads must satisfy `ignorable` (else it is refused).
+/// Every name, shape and dtype is checked from the checkpoint's header before any data is read, so a checkpoint
+/// that does not fit leaves the model as it was; then each tensor is read once, straight into the model's memory
+/// (through a host copy for a model on the device).
 /// @throws io_error naming the checkpoint and the tensor for a missing or unexpected tensor or a dtype that does
 ///         not convert exactly; shape_error naming both shapes; argument_error when the table leaves a column of a
-///         parameter uncovered or covers one twice. The model is unchanged when it throws.
+///         parameter uncovered or covers one twice.
 template <std::floating_point T, layer<T> M, class Reader>
 void load_published(const Reader& r, M& model, const std::vector<published_tensor>& table,
                     const std::function<bool(std::string_view)>& ignorable = {}) {
   const std::string who = "nn::load_published(" + r.name() + ")";
   const auto params = detail::parameters_by_name<T>(model);
-  std::map<std::string, tensor3<T>> staged;  // host copies, written into the model only when all rows have loaded
   std::map<std::string, std::vector<int>> covered;
   std::set<std::string> read;
+  std::vector<std::size_t> widths;
   for (const auto& row : table) {
     const std::size_t columns = detail::checked_block(params, row, who);
     const auto& target = *params.at(row.ours);
@@ -133,12 +153,9 @@ void load_published(const Reader& r, M& model, const std::vector<published_tenso
                              row.ours + "'");
     if (!r.contains(row.theirs))
       throw io_error(r.name() + ": has no tensor '" + row.theirs + "' (for tprod's '" + row.ours + "')");
-    auto [slot, fresh] = staged.try_emplace(row.ours, target.m(), target.n(), 1);
-    const auto shape = detail::published_shape(row.layout, target.m(), columns);
-    std::vector<T> values(target.m() * columns);
-    r.load_into(row.theirs, shape, std::span<T>(values));
-    detail::move_published_block(slot->second, row, columns, std::span<T>(values), true);
+    r.template expect<T>(row.theirs, detail::published_shape(row.layout, target.m(), columns));
     read.insert(row.theirs);
+    widths.push_back(columns);
   }
   for (const auto& [name, x] : params) {
     const auto it = covered.find(name);
@@ -148,7 +165,31 @@ void load_published(const Reader& r, M& model, const std::vector<published_tenso
   for (const auto& name : r.names())
     if (!read.count(name) && !(ignorable && ignorable(name)))
       throw io_error(r.name() + ": tensor '" + name + "' has no place in the model");
-  for (auto& [name, value] : staged) *params.at(name) = detail::to_space<layer_space_t<M>>(std::move(value));
+
+  constexpr bool on_host = std::is_same_v<layer_space_t<M>, host_space>;
+  std::map<std::string, tensor3<T>> staged;  // a model on the device is read into host copies first
+  std::vector<T> scratch;                     // a same-layout tensor, to be transposed into our block
+  for (std::size_t k = 0; k < table.size(); ++k) {
+    const auto& row = table[k];
+    tensor3<T>* ours = nullptr;
+    if constexpr (on_host) {
+      ours = params.at(row.ours);
+    } else {
+      const auto& target = *params.at(row.ours);
+      ours = &staged.try_emplace(row.ours, target.m(), target.n(), 1, uninitialized).first->second;
+    }
+    const std::size_t m = ours->m(), columns = widths[k];
+    const auto shape = detail::published_shape(row.layout, m, columns);
+    if (row.layout == published_layout::same) {
+      scratch.resize(m * columns);
+      r.load_into(row.theirs, shape, std::span<T>(scratch));
+      detail::move_published_block(*ours, row, columns, std::span<T>(scratch), true);
+    } else {  // our block's column-major order is the tensor's C order
+      r.load_into(row.theirs, shape, std::span<T>(ours->data() + row.first_column * m, m * columns));
+    }
+  }
+  if constexpr (!on_host)
+    for (auto& [name, value] : staged) *params.at(name) = detail::to_space<layer_space_t<M>>(std::move(value));
 }
 
 /// @brief Adds `model`'s parameters to `w` under the table's names and layouts, in `dtype` ("" for T's own, "F16",
