@@ -77,15 +77,6 @@ std::vector<tucker_ranks> parse_ranks(const std::string& list) {
   return out;
 }
 
-io::bpe_tokenizer tokenizer_in(const std::filesystem::path& dir) {
-  for (const auto& [encoder, merges] : {std::pair{"encoder.json", "vocab.bpe"}, std::pair{"vocab.json", "merges.txt"}})
-    if (std::filesystem::exists(dir / encoder) && std::filesystem::exists(dir / merges))
-      return io::bpe_tokenizer(dir / encoder, dir / merges);
-  throw std::invalid_argument("--tokenizer " + dir.string() +
-                              ": holds neither encoder.json and vocab.bpe nor vocab.json and merges.txt "
-                              "(scripts/get-gpt2-vocabulary.sh fetches them)");
-}
-
 /// The data every variant is judged on.
 struct evaluation {
   const examples::token_windows& train;
@@ -137,7 +128,7 @@ int run(int argc, char** argv) {
        {"train-docs", "N  at most N training messages (default 2000; quick 600)"},
        {"test-docs", "N   at most N test messages (default 400; quick 150)"}});
   const bool quick = o.quick;
-  const auto tokenizer = tokenizer_in(o.extra.count("tokenizer") ? std::filesystem::path(o.extra.at("tokenizer"))
+  const auto tokenizer = io::bpe_tokenizer::from_folder(o.extra.count("tokenizer") ? std::filesystem::path(o.extra.at("tokenizer"))
                                                                  : std::filesystem::path("build/data/gpt2-vocabulary"));
   const bool own_model = o.extra.count("model") != 0;
   nn::gpt2_config base;

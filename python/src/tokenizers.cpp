@@ -13,6 +13,12 @@ void bind_tokenizers(py::module_& m) {
              return without_gil([&] { return std::make_shared<io::bpe_tokenizer>(encoder, merges); });
            }),
            py::arg("encoder"), py::arg("merges"))
+      .def_static(
+          "from_folder",
+          [](const std::string& folder) {
+            return without_gil([&] { return std::make_shared<io::bpe_tokenizer>(io::bpe_tokenizer::from_folder(folder)); });
+          },
+          py::arg("folder"))
       .def("size", &io::bpe_tokenizer::size)
       .def("id", &io::bpe_tokenizer::id, py::arg("symbol"))
       .def(

@@ -645,11 +645,9 @@ class GPT2Tokenizer:
     @classmethod
     def from_folder(cls, folder) -> "GPT2Tokenizer":
         """The tokenizer of a folder holding encoder.json and vocab.bpe, or vocab.json and merges.txt."""
-        folder = os.fspath(folder)
-        for encoder, merges in (("encoder.json", "vocab.bpe"), ("vocab.json", "merges.txt")):
-            if os.path.exists(os.path.join(folder, encoder)) and os.path.exists(os.path.join(folder, merges)):
-                return cls(os.path.join(folder, encoder), os.path.join(folder, merges))
-        raise OSError(f"{folder}: holds neither encoder.json and vocab.bpe nor vocab.json and merges.txt")
+        tokenizer = cls.__new__(cls)
+        tokenizer._impl = _tprod._BPETokenizer.from_folder(os.fspath(folder))
+        return tokenizer
 
     def __len__(self) -> int:
         return self._impl.size()

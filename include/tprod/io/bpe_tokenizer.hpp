@@ -38,9 +38,11 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tprod/core/error.hpp"
+#include "tprod/io/json_file.hpp"
 
 namespace tprod::io {
 
@@ -53,6 +55,17 @@ class bpe_tokenizer {
     init_bytes();
     read_encoder(encoder);
     read_merges(merges);
+  }
+
+  /// @brief The tokenizer of a folder holding encoder.json and vocab.bpe (as published), or vocab.json and
+  /// merges.txt (a Hugging Face checkpoint folder's names for the same files).
+  /// @throws io_error naming the folder when it holds neither pair.
+  static bpe_tokenizer from_folder(const std::filesystem::path& folder) {
+    for (const auto& [encoder, merges] : {std::pair{"encoder.json", "vocab.bpe"}, std::pair{"vocab.json", "merges.txt"}})
+      if (std::filesystem::exists(folder / encoder) && std::filesystem::exists(folder / merges))
+        return bpe_tokenizer(folder / encoder, folder / merges);
+    throw io_error(folder.string() + ": holds neither encoder.json and vocab.bpe nor vocab.json and merges.txt "
+                                     "(scripts/get-gpt2-vocabulary.sh fetches the first pair)");
   }
 
   /// @brief The number of ids (50257 for GPT-2).
@@ -244,14 +257,7 @@ class bpe_tokenizer {
   }
 
   void read_encoder(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw io_error(file.string() + ": cannot be opened");
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw io_error(file.string() + ": is not valid JSON (" + e.what() + ")");
-    }
+    const nlohmann::json j = read_json_file(file);
     if (!j.is_object() || j.empty()) throw io_error(file.string() + ": is not a JSON object of symbols and ids");
     symbols_.assign(j.size(), {});
     std::vector<bool> seen(j.size());

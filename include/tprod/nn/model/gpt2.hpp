@@ -30,12 +30,12 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tprod/io/atomic_file.hpp"
+#include "tprod/io/json_file.hpp"
 #include "tprod/io/safetensors.hpp"
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/model/dropout.hpp"
@@ -75,16 +75,6 @@ struct gpt2_config {
 
 namespace detail {
 
-inline nlohmann::json read_json_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw io_error(file.string() + ": cannot be opened");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw io_error(file.string() + ": is not valid JSON (" + e.what() + ")");
-  }
-}
-
 /// A non-negative integer field, or `fallback` when the field is absent or null.
 inline std::size_t json_count(const nlohmann::json& j, const char* field, std::size_t fallback,
                               const std::string& file) {
@@ -112,7 +102,7 @@ inline bool json_flag(const nlohmann::json& j, const char* field, bool fallback,
 /// @throws io_error naming the file and the field for another model_type, a field of the wrong type, or an option
 ///         tprod does not implement; shape_error for sizes that do not make a model.
 inline gpt2_config read_gpt2_config(const std::filesystem::path& file) {
-  const nlohmann::json j = detail::read_json_file(file);
+  const nlohmann::json j = io::read_json_file(file);
   const std::string f = file.string();
   if (!j.is_object()) throw io_error(f + ": is not a JSON object");
   const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>()
