@@ -28,16 +28,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
 #include "support/seeds.hpp"
+#include "support/mpo_strategy.hpp"
 #include "support/text_data.hpp"
 #include "support/training_report.hpp"
 #include "tprod/io/text_corpus.hpp"
@@ -89,15 +88,7 @@ int run(int argc, char** argv) {
   const std::size_t select_every = o.count("select-every", quick ? 10 : 30), at_once = o.count("at-once", 1);
   if (top == 0 || select_every == 0 || at_once == 0)
     throw std::invalid_argument("--top, --select-every and --at-once must be at least 1");
-  std::vector<std::size_t> core_counts;
-  std::stringstream core_list(o.extra.count("cores") ? o.extra.at("cores") : quick ? "3" : "3,5");
-  for (std::string item; std::getline(core_list, item, ',');) {
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(item.c_str(), &end, 10);
-    if (end == item.c_str() || *end != '\0' || v < 1 || v > 16)
-      throw std::invalid_argument("--cores expects numbers from 1 to 16 separated by commas, got '" + item + "'");
-    core_counts.push_back(v);
-  }
+  const auto core_counts = examples::core_counts(o, quick ? "3" : "3,5");
   examples::fit_config pre_fit = examples::fit_defaults(o), fine_fit = examples::fit_defaults(o);
   pre_fit.epochs = o.count("pretrain-epochs", 3);
   pre_fit.lr = quick ? 3e-3 : 1e-3;  // quick: few steps, so a higher peak
@@ -166,25 +157,7 @@ int run(int argc, char** argv) {
         examples::fit<float>(plain, "plain", fine.size(), batches(fine), test.size(), batches(test), fine_run, log);
     summaries.push_back(summarize("plain", plain, r_plain));
     nn::save_checkpoint<float>(checkpoints / (log.file_name("plain") + ".safetensors"), plain, meta);
-    std::vector<std::string> candidates;
-    for (const auto& n : nn::weight_matrix_names<float>(plain))
-      if (n != "embed.table") candidates.push_back(n);
-    nn::importance_meter<float> meter(plain, candidates);
-    auto plain_params = nn::parameters<float>(plain);
-    for (std::size_t first = 0; first < fine.size(); first += fine_run.batch_size) {
-      std::vector<std::size_t> idx(std::min(fine_run.batch_size, fine.size() - first));
-      std::iota(idx.begin(), idx.end(), first);
-      auto b = fine.batch(idx);
-      b.info.mode = nn::phase::train;
-      plain_params.zero_grad();
-      nn::classification_step(plain, b.input, b.info, b.labels);
-      meter.accumulate();
-    }
-    const auto selected = nn::select_top(meter.scores(), top);
-    std::printf("\nI_W per matrix (selected: *):\n");
-    for (const auto& [name, score] : meter.scores())
-      std::printf("  %c %-24s %-22s %.4g\n", std::count(selected.begin(), selected.end(), name) ? '*' : ' ',
-                  name.c_str(), nn::module_group(name).c_str(), score);
+    const auto selected = examples::static_mpo_selection<float>(plain, fine, fine_run.batch_size, top);
 
     // An MPO fine-tuning's summary row and its checkpoint (merged back to dense).
     const auto record = [&](const std::string& name, std::size_t order, auto& over, auto& base, std::size_t replaced,
@@ -205,16 +178,8 @@ int run(int argc, char** argv) {
       const std::string name = "mpo-" + std::to_string(order);
       auto base = from_pretrained();
       nn::mpo_overparameterized<float, model_type> over(base);
-      std::size_t replaced = 0;
       std::printf("\n%s:\n", name.c_str());
-      for (const auto& matrix : selected) {
-        over.over_parameterize(matrix, std::nullopt, order);
-        const auto& w = over.weight(matrix);
-        replaced += w.rows() * w.cols();
-        std::printf("  %s: %zux%zu = (%s) x (%s), ranks %s, %zu core entries\n", matrix.c_str(), w.rows(), w.cols(),
-                    shape_string(w.row_dims()).c_str(), shape_string(w.col_dims()).c_str(),
-                    shape_string(w.ranks()).c_str(), w.parameter_count());
-      }
+      const std::size_t replaced = examples::over_parameterize_all(over, selected, order);
       record(name, order, over, base, replaced,
              examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_run, log));
     }
@@ -263,10 +228,7 @@ int run(int argc, char** argv) {
 
   examples::plot_training_curves(log, o.out / "training_curves.png",
                                  "paper 003 on " + o.data.filename().string() + ": plain vs MPO fine-tuning");
-  std::printf("\n%-11s %10s %10s %8s %8s %8s\n", "model", "trained", "encoder", "train", "test", "s/epoch");
-  for (const auto& s : summaries)
-    std::printf("%-11s %10zu %10zu %7.2f%% %7.2f%% %8.1f\n", s.name.c_str(), s.parameters, s.encoder_parameters,
-                100 * s.train_accuracy, 100 * s.test_accuracy, s.seconds_per_epoch);
+  examples::print_models(summaries);
   if (o.summary) {
     const nlohmann::json extra = {
         {"data", o.data.string()},          {"pretrain_documents", pre.size()}, {"finetune_documents", fine.size()},

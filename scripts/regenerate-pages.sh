@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Regenerates the result tables of the examples' pages (docs/examples/<example>.md) from full runs: for every table
-# named (default: all nine; a table is named after its example, or names the example in program[] below), it runs
+# named (default: all ten; a table is named after its example, or names the example in program[] below), it runs
 # the command below — the default full mode unless the command says otherwise, every model from 3 seeds, on both
 # cores of the machine it runs on — writes the run's summary as a table between the page's
 # "<!-- summary-table <name> -->" markers (examples/support/summary_table.cpp), with a note of the date, the command
@@ -15,11 +15,12 @@
 # (tensorllm_denoise, after ltransformer_text), 2 min (mpo_finetune), 67 min (language_model), 1.5 min
 # (multilinear_attention, 2026-11-27; 18 min before the CPU work of that week), 15 s (multilinear_attention-n12, a
 # second table on that page), 3 min (tsa_text_classifier) and 4 min (tcp_vit, 2026-11-27; 2 h 10 min was an estimate
-# from a loaded machine and older kernels), 35 min (gpt2_tensorllm, 2026-11-28, the machine partly loaded).
+# from a loaded machine and older kernels), 35 min (gpt2_tensorllm, 2026-11-28, the machine partly loaded), 10 min
+# (bert_finetune, 2026-11-28).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 all=(ltransformer_text tensorllm_denoise mpo_finetune language_model multilinear_attention multilinear_attention-n12
-  tsa_text_classifier tcp_vit gpt2_tensorllm)
+  tsa_text_classifier tcp_vit gpt2_tensorllm bert_finetune)
 names=("$@")
 [[ ${#names[@]} -gt 0 ]] || names=("${all[@]}")
 corpus="$build_dir/data/spam-assassin"
@@ -62,6 +63,10 @@ columns[tcp_vit]="$default_columns"
 args[gpt2_tensorllm]="--data $corpus --threads 2 --tokenizer $build_dir/data/gpt2-vocabulary"
 columns[gpt2_tensorllm]="name:variant,attention_stored:attention numbers stored:int,test_perplexity:test perplexity:f2"
 columns[gpt2_tensorllm]+=",test_accuracy:next-token acc.:pct,train_perplexity:train perplexity (500 windows):f2"
+args[bert_finetune]="--data $corpus --threads 2 --tokenizer $build_dir/data/bert-vocabulary"
+columns[bert_finetune]="name:model,parameters:trained parameters,encoder_parameters:encoder (trained)"
+columns[bert_finetune]+=",train_accuracy:train acc.:pct,test_accuracy_runs:test acc. per seed:pct"
+columns[bert_finetune]+=",test_accuracy:test acc.:pct,test_loss:test loss:f3,seconds_per_epoch:s/epoch:f2"
 
 for name in "${names[@]}"; do
   if [[ -z "${args[$name]:-}" ]]; then
@@ -76,6 +81,7 @@ for name in "${names[@]}"; do programs+=("${program[$name]:-$name}"); done
 cmake --build "$build_dir" --target "${programs[@]}" summary_table -j "$jobs"
 "$repo_root/scripts/make-text-corpus.sh" "$corpus"
 "$repo_root/scripts/get-gpt2-vocabulary.sh" "$build_dir/data/gpt2-vocabulary"
+"$repo_root/scripts/get-bert-vocabulary.sh" "$build_dir/data/bert-vocabulary"
 
 for name in "${names[@]}"; do
   example=${program[$name]:-$name}

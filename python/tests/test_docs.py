@@ -17,9 +17,10 @@ def python_blocks(path):
 
 
 def prepare_checkpoints_page(folder):
-    """What docs/howto/published-checkpoints.md reads: a GPT-2 folder "gpt2" (GPT-2's vocabulary size, small
-    otherwise, random weights) and "gpt2-vocabulary" (GPT-2's files where scripts/get-gpt2-vocabulary.sh put them,
-    else the small vocabulary of test_gpt2_tokenizer.py)."""
+    """What docs/howto/published-checkpoints.md reads: a GPT-2 folder "gpt2" and a BERT folder "bert" (the real
+    vocabulary sizes, small otherwise, random weights, the BERT without its classifier), "gpt2-vocabulary" and
+    "bert-vocabulary" (the real files where scripts/get-gpt2-vocabulary.sh and get-bert-vocabulary.sh put them,
+    else the small vocabularies of the tokenizer tests)."""
     import shutil
 
     import tprod
@@ -30,6 +31,16 @@ def prepare_checkpoints_page(folder):
         pytest.skip("this tprod was built without tprod::io or tprod::text")
     config = CONFIG | {"vocab_size": 50257, "n_positions": 64}
     write_folder(folder / "gpt2", random_weights(config, seed=9), config)
+    import test_bert
+    import test_bert_tokenizer
+    bert_config = test_bert.CONFIG | {"vocab_size": 30522, "max_position_embeddings": 64}
+    bert = test_bert.random_weights(bert_config, seed=9)
+    write_folder(folder / "bert", {k: v for k, v in bert.items() if not k.startswith("classifier")}, bert_config)
+    if (test_bert_tokenizer.VOCABULARY / "vocab.txt").exists():
+        shutil.copytree(test_bert_tokenizer.VOCABULARY, folder / "bert-vocabulary")
+    else:
+        (folder / "bert-vocabulary").mkdir()
+        (folder / "bert-vocabulary" / "vocab.txt").write_text("".join(t + "\n" for t in test_bert_tokenizer.SMALL))
     if (VOCABULARY / "encoder.json").exists():
         shutil.copytree(VOCABULARY, folder / "gpt2-vocabulary")
     else:

@@ -5,7 +5,6 @@ weights in x out, wte tied to the head) by a safetensors writer written here, in
 logits of tprod's layers equal to the reference's in double."""
 import json
 import math
-import struct
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import tprod
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
+from published_files import assert_close, read_safetensors, rounded, safetensors_bytes, write_folder  # noqa: E402
 
 if not hasattr(tprod, "GPT2"):
     pytest.skip("this tprod was built without tprod::io (nlohmann-json)", allow_module_level=True)
@@ -72,59 +72,7 @@ def reference_logits(w, config, ids, prefix="", head=None):
     return (x @ (W("wte.weight") if head is None else head).T).numpy()
 
 
-DTYPES = {"F64": (torch.float64, torch.int64), "F32": (torch.float32, torch.int32),
-          "F16": (torch.float16, torch.int16), "BF16": (torch.bfloat16, torch.int16)}
-
-
-def safetensors_bytes(tensors, dtype):
-    """The safetensors file of a dict of tensors, each stored as dtype (C order, little-endian)."""
-    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
-    for name, t in tensors.items():
-        stored, bits = DTYPES[dtype]
-        blob = t.to(stored).contiguous().view(bits).numpy().tobytes()  # little-endian, as the host
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
-
-
-def read_safetensors(path):
-    """name -> (dtype, shape, float64 tensor) of a safetensors file, read here."""
-    raw = path.read_bytes()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    header.pop("__metadata__", None)
-    out = {}
-    for name, e in header.items():
-        stored, bits = DTYPES[e["dtype"]]
-        begin, end = e["data_offsets"]
-        data = bytearray(raw[8 + n + begin:8 + n + end])
-        t = torch.frombuffer(data, dtype=bits).view(stored).reshape(e["shape"]) if data else torch.zeros(e["shape"])
-        out[name] = (e["dtype"], tuple(e["shape"]), t.to(torch.float64))
-    return out
-
-
-def write_folder(folder, weights, config, dtype="F32"):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(config))
-    (folder / "model.safetensors").write_bytes(safetensors_bytes(weights, dtype))
-    return folder
-
-
-def rounded(weights, dtype):
-    """The weights as the file holds them (rounded to dtype), in double."""
-    return {k: v.to(DTYPES[dtype][0]).to(torch.float64) for k, v in weights.items()}
-
-
 IDS = np.array([[3, 14, 15, 9, 26, 5, 35, 8, 9, 7], [0, 36, 1, 2, 2, 2, 30, 11, 4, 19]])
-
-
-def assert_close(ours, reference, bits=1e-12):
-    scale = max(1.0, float(np.abs(reference).max()))
-    assert ours.shape == reference.shape
-    assert float(np.abs(ours - reference).max()) <= bits * scale
 
 
 @pytest.mark.parametrize("dtype", ["F32", "BF16", "F16"])

@@ -221,7 +221,7 @@ def test_gpt2_files_equal_the_reference_on_hostile_text():
 @gpt2_files
 @pytest.mark.skipif(not CORPUS.exists(), reason=f"no text corpus in {CORPUS} (scripts/make-text-corpus.sh)")
 def test_gpt2_files_equal_the_reference_on_every_corpus_message():
-    """Every message (TPROD_CORPUS_EVERY=k checks every k-th: CI takes every 4th)."""
+    """Every message (TPROD_CORPUS_EVERY=k checks every k-th: CI takes every 8th)."""
     tok = tprod.GPT2Tokenizer.from_folder(VOCABULARY)
     ref = reference_for((VOCABULARY / "encoder.json", VOCABULARY / "vocab.bpe"))
     files = sorted(CORPUS.glob("*/*/*.txt"))[:: int(os.environ.get("TPROD_CORPUS_EVERY", "1"))]

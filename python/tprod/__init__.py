@@ -567,7 +567,54 @@ __all__ += ["adjacency", "time_adjacency", "degrees", "laplacian", "GraphFourier
 
 # --- Published architectures: checkpoints in Hugging Face's layout ---------------------------------------------
 
-class GPT2:
+class _PublishedModel:
+    """What the published architectures share: the config, the parameter count, writing the folder back, and paper
+    004's interventions on the model's own weights (in place; each returns one dict per layer changed)."""
+
+    _name = "tprod model"
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    @classmethod
+    def _open(cls, impls, folder, dtype, *seed):
+        d = np.dtype(dtype)
+        if d not in (np.float32, np.float64):
+            raise TypeError(f"{cls._name}.load: dtype {d}; tprod computes it in float32 or float64")
+        return cls(impls[d == np.float64](os.fspath(folder), *seed))
+
+    @property
+    def config(self) -> dict:
+        """The config.json fields of the model, as tprod will write them."""
+        return json.loads(self._impl.config_json())
+
+    def save(self, folder, dtype: Optional[str] = None) -> None:
+        """Writes config.json and model.safetensors into folder (created if needed) in the published layout, in
+        the model's dtype or as "F32" (from float64), "F16" or "BF16"; atomically per file."""
+        self._impl.save(os.fspath(folder), dtype or "")
+
+    def parameter_count(self) -> int:
+        """The numbers the model holds (a head tied to the embedding counted once, with the embedding)."""
+        return self._impl.parameter_count()
+
+    def compress_attention(self, ranks, layers=None) -> List[dict]:
+        """Replaces W_Q, W_K, W_V, W_O of each layer (all, or those listed) by their shared-factor multi-head
+        Tucker reconstruction at multilinear ranks (R1, R2, R3) <= (d, d / heads, 4): tprod's multihead_tucker on
+        the layer's attention matrices. Returns the compression ratio, ranks and the four matrices' relative errors
+        per layer."""
+        return self._impl.compress_attention([int(r) for r in ranks], list(layers or []))
+
+    def laser_attention(self, rank: int, layers=None) -> List[dict]:
+        """LASER: each of the four attention matrices replaced by its rank-k truncated SVD."""
+        return self._impl.laser_attention(int(rank), list(layers or []))
+
+    def laser_mlp(self, rank: int, layers=None, *, input: bool = True, output: bool = True) -> List[dict]:
+        """LASER on the MLP: its input (d -> hidden) and/or output (hidden -> d) matrix replaced by its rank-k
+        truncated SVD."""
+        return self._impl.laser_mlp(int(rank), list(layers or []), bool(input), bool(output))
+
+
+class GPT2(_PublishedModel):
     """GPT-2 read from a Hugging Face checkpoint folder: config.json beside model.safetensors (or a sharded
     model.safetensors.index.json), weights in F32, F16, BF16 (or F64 for float64), under GPT2Model's names or
     GPT2LMHeadModel's ("transformer." first). tprod computes it with its own layers (the encoder layer with p = 1,
@@ -577,55 +624,71 @@ class GPT2:
         model = tprod.GPT2.load("gpt2-folder")
         z = model.logits(np.array([[464, 3290, 318]]))   # (B, T, V); a 1-D (T,) input gives (T, V)
         model.save("copy", dtype="BF16")                   # the same layout, readable by transformers
+
+    save() writes a head that no longer equals the embedding as lm_head.weight, with tie_word_embeddings false.
     """
 
-    def __init__(self, impl):
-        self._impl = impl
+    _name = "tprod.GPT2"
 
     @classmethod
     def load(cls, folder, dtype=np.float64) -> "GPT2":
-        d = np.dtype(dtype)
-        if d not in (np.float32, np.float64):
-            raise TypeError(f"tprod.GPT2.load: dtype {d}; tprod computes GPT-2 in float32 or float64")
-        impl = _tprod._GPT2_float32 if d == np.float32 else _tprod._GPT2_float64
-        return cls(impl(os.fspath(folder)))
-
-    @property
-    def config(self) -> dict:
-        """The config.json fields of the model, as tprod will write them."""
-        return json.loads(self._impl.config_json())
+        return cls._open((_tprod._GPT2_float32, _tprod._GPT2_float64), folder, dtype)
 
     def logits(self, tokens) -> np.ndarray:
         """The next-token logits at every position of every sequence: tokens (T,) or (B, T) integers in
         [0, vocab_size), T <= n_positions; the result (T, V) or (B, T, V) in the model's dtype."""
         return self._impl.logits(np.asarray(from_dlpack(tokens)))
 
-    def save(self, folder, dtype: Optional[str] = None) -> None:
-        """Writes config.json and model.safetensors into folder (created if needed) under GPT2Model's names, in
-        the model's dtype or as "F32" (from float64), "F16" or "BF16"; atomically per file. A head that no longer
-        equals the embedding is written as lm_head.weight with tie_word_embeddings false."""
-        self._impl.save(os.fspath(folder), dtype or "")
 
-    def parameter_count(self) -> int:
-        """The numbers the model holds (the tied head counted once, with the embedding)."""
-        return self._impl.parameter_count()
+class _Bert(_PublishedModel):
+    @classmethod
+    def load(cls, folder, dtype=np.float64, seed: int = 1):
+        """The model of a Hugging Face BERT folder. Tensors of a head the folder lacks (a classifier fine-tuned
+        from a pre-trained encoder) are drawn from seed and listed by fresh()."""
+        return cls._open(cls._impls(), folder, dtype, int(seed))
 
-    # Paper 004 (TensorLLM) on the model's own weights, in place; each returns one dict per layer changed.
+    def fresh(self) -> List[str]:
+        """tprod's names of the parameters the checkpoint did not hold (drawn from the seed), as transformers'
+        "newly initialized" warning lists them."""
+        return list(self._impl.fresh())
 
-    def compress_attention(self, ranks, layers=None) -> List[dict]:
-        """Replaces W_Q, W_K, W_V, W_O of each layer (all, or those listed) by their shared-factor multi-head
-        Tucker reconstruction at multilinear ranks (R1, R2, R3) <= (n_embd, n_embd / n_head, 4): tprod's
-        multihead_tucker on the layer's c_attn and c_proj. Returns the compression ratio, ranks and the four
-        matrices' relative errors per layer."""
-        return self._impl.compress_attention([int(r) for r in ranks], list(layers or []))
+    def logits(self, input_ids, token_type_ids=None, attention_mask=None) -> np.ndarray:
+        """input_ids (T,) or (B, T) integers in [0, vocab_size), T <= max_position_embeddings; token_type_ids of
+        the same shape in [0, type_vocab_size) (default all 0); attention_mask of the same shape, 1 on each
+        sequence's tokens and 0 on the padding after them (default all 1)."""
+        def array(x):
+            return None if x is None else np.asarray(from_dlpack(x))
+        return self._impl.logits(array(input_ids), array(token_type_ids), array(attention_mask))
 
-    def laser_attention(self, rank: int, layers=None) -> List[dict]:
-        """LASER: each of the four attention matrices replaced by its rank-k truncated SVD."""
-        return self._impl.laser_attention(int(rank), list(layers or []))
 
-    def laser_mlp(self, rank: int, layers=None, *, input: bool = True, output: bool = True) -> List[dict]:
-        """LASER on the MLP: c_fc (input) and/or c_proj (output) replaced by its rank-k truncated SVD."""
-        return self._impl.laser_mlp(int(rank), list(layers or []), bool(input), bool(output))
+class BertForSequenceClassification(_Bert):
+    """BERT with its pooler and a classification head, read from a Hugging Face checkpoint folder (config.json
+    beside model.safetensors or a sharded index; F32, F16, BF16 weights) under BertModel's names, or under
+    "bert." with classifier.weight as BertForSequenceClassification writes them; LayerNorm weight/bias or the older
+    gamma/beta. tprod computes it with its own layers (the encoder layer with p = 1, post-norm) in float32 or
+    float64; logits() gives (B, num_labels) ((num_labels,) for a 1-D input).
+
+        model = tprod.BertForSequenceClassification.load("bert-folder")
+        z = model.logits(ids, token_type_ids=segments, attention_mask=mask)
+    """
+
+    _name = "tprod.BertForSequenceClassification"
+
+    @staticmethod
+    def _impls():
+        return (_tprod._BertClassifier_float32, _tprod._BertClassifier_float64)
+
+
+class BertForMaskedLM(_Bert):
+    """BERT with its masked-language-model head (cls.predictions, the decoder tied to the word embeddings unless
+    the folder holds cls.predictions.decoder.weight), read as BertForSequenceClassification reads its folder;
+    BertForPreTraining's folders too (the next-sentence head is skipped). logits() gives (B, T, vocab_size)."""
+
+    _name = "tprod.BertForMaskedLM"
+
+    @staticmethod
+    def _impls():
+        return (_tprod._BertMaskedLM_float32, _tprod._BertMaskedLM_float64)
 
 
 class GPT2Tokenizer:
@@ -673,16 +736,72 @@ class GPT2Tokenizer:
         return self._impl.pieces(text)
 
 
+class BertTokenizer:
+    """BERT's WordPiece tokenizer (Google's tokenization.py: BasicTokenizer, then WordpieceTokenizer) on a vocab.txt
+    (scripts/get-bert-vocabulary.sh writes bert-base-uncased's; every BERT checkpoint folder holds one). Text in
+    UTF-8 (a str, or bytes whose invalid sequences read as U+FFFD); with lower_case (the uncased models), words are
+    lower-cased and stripped of accents; punctuation and CJK ideographs split; words cut greedily into the longest
+    vocabulary pieces, continuations spelled "##".
+
+        tok = tprod.BertTokenizer.from_folder("build/data/bert-vocabulary")
+        tok.tokenize("Unaffable!")                 # ['una', '##ffa', '##ble', '!']
+        ids, segments = tok.encode("a question", "its answer")   # [CLS] a [SEP] b [SEP], segments 0 … 0 1 … 1
+    """
+
+    def __init__(self, vocabulary, lower_case: bool = True):
+        self._impl = _tprod._WordPieceTokenizer(os.fspath(vocabulary), bool(lower_case))
+
+    @classmethod
+    def from_folder(cls, folder) -> "BertTokenizer":
+        """The tokenizer of a folder's vocab.txt, lower-casing as its tokenizer_config.json's do_lower_case says
+        (true without one)."""
+        tokenizer = cls.__new__(cls)
+        tokenizer._impl = _tprod._WordPieceTokenizer.from_folder(os.fspath(folder))
+        return tokenizer
+
+    def __len__(self) -> int:
+        return self._impl.size()
+
+    @property
+    def lower_case(self) -> bool:
+        return self._impl.lower_case()
+
+    def id(self, token: str) -> int:
+        """The id of a token as vocab.txt spells it, e.g. "[MASK]" or "##ing"."""
+        return self._impl.id(token)
+
+    def token(self, id: int) -> str:
+        return self._impl.token(int(id))
+
+    def tokenize(self, text) -> List[str]:
+        """The WordPiece pieces of text, without [CLS] and [SEP]."""
+        return self._impl.tokenize(text)
+
+    def ids(self, text) -> np.ndarray:
+        """The ids of tokenize(text), int64."""
+        return self._impl.ids(text)
+
+    def encode(self, first, second=None, max_length: int = 512):
+        """(ids, token_type_ids) of [CLS] first [SEP] (second [SEP]), int64, at most max_length ids: the longer
+        text loses its last pieces first."""
+        return self._impl.encode(first, second, int(max_length))
+
+    def decode(self, ids) -> str:
+        """The ids' tokens joined by spaces with the "##" continuations glued on (lower-cased text for an uncased
+        vocabulary, not the original)."""
+        return self._impl.decode(np.asarray(from_dlpack(ids)))
+
+
 if hasattr(_tprod, "_BPETokenizer"):
-    __all__ += ["GPT2Tokenizer"]
+    __all__ += ["GPT2Tokenizer", "BertTokenizer"]
 else:  # a build without tprod::text (ICU) has no tokenizer
-    del GPT2Tokenizer
+    del GPT2Tokenizer, BertTokenizer
 
 
 if hasattr(_tprod, "_GPT2_float64"):
-    __all__ += ["GPT2"]
+    __all__ += ["GPT2", "BertForSequenceClassification", "BertForMaskedLM"]
 else:  # a build without tprod::io (nlohmann-json) has no checkpoint reader
-    del GPT2
+    del GPT2, BertForSequenceClassification, BertForMaskedLM
 
 
 # --- Arrays of other libraries: torch tensors, and any other array that speaks DLPack ---------------------------
@@ -711,6 +830,11 @@ def from_dlpack(x) -> np.ndarray:
     try:
         return np.from_dlpack(x)
     except (RuntimeError, BufferError, TypeError) as e:  # e.g. torch's conjugate or negative bit
+        if hasattr(x, "__array__"):  # a dtype DLPack lacks in that library (bool in torch 1.13): its own view
+            try:
+                return np.asarray(x)
+            except (RuntimeError, TypeError):
+                pass
         raise TypeError(f"tprod: a {kind} that NumPy cannot view through DLPack ({e}); pass x.resolve_conj()"
                         f" / x.resolve_neg() or a copy") from e
 

@@ -18,7 +18,8 @@ struct value_and_slope {
   T value, slope;  // σ(x), σ'(x)
 };
 
-// ReLU'(x) = [x > 0];  GELU'(x) = Φ(x) + x·φ(x);  GELU_tanh'(x) = ½(1 + t) + ½x(1 − t²)·c(1 + 3k·x²).
+// ReLU'(x) = [x > 0];  GELU'(x) = Φ(x) + x·φ(x);  GELU_tanh'(x) = ½(1 + t) + ½x(1 − t²)·c(1 + 3k·x²);
+// tanh'(x) = 1 − tanh²(x).
 template <class T>
 __device__ value_and_slope<T> evaluate(activation a, T x) {
   switch (a) {
@@ -28,6 +29,10 @@ __device__ value_and_slope<T> evaluate(activation a, T x) {
       const T phi_cdf = T(0.5) * (T(1) + erf(x * T(1 / std::numbers::sqrt2)));
       const T inv_sqrt2pi = T(0.3989422804014327);  // 1/√(2π)
       return {x * phi_cdf, phi_cdf + x * inv_sqrt2pi * exp(T(-0.5) * x * x)};
+    }
+    case activation::tanh: {
+      const T t = tanh(x);
+      return {t, T(1) - t * t};
     }
     default: {                                             // gelu_tanh
       const T c = T(0.7978845608028654), k = T(0.044715);  // √(2/π)

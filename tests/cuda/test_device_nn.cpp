@@ -114,7 +114,7 @@ TEST_CASE_TEMPLATE("device activations and their derivatives equal the host's", 
   x.elements() *= T(6);
   const auto g = random_tensor3<T>(37, 5, 3, 51);
   const auto dx = to_device(x), dg = to_device(g);
-  for (const auto a : {nn::activation::relu, nn::activation::gelu, nn::activation::gelu_tanh}) {
+  for (const auto a : {nn::activation::relu, nn::activation::gelu, nn::activation::gelu_tanh, nn::activation::tanh}) {
     CAPTURE(std::string(nn::name(a)));
     tensor3<T> y, d;
     device_tensor3<T> dy, dd;

@@ -207,7 +207,10 @@ TEST_CASE("activations: known values and derivatives against finite differences"
   CHECK(y(0, 4, 0) == 2.5);
   nn::activation_forward(nn::activation::gelu_tanh, x, y);
   CHECK(y(0, 3, 0) == doctest::Approx(0.8411919906082768).epsilon(1e-13));
-  for (auto a : {nn::activation::relu, nn::activation::gelu, nn::activation::gelu_tanh}) {
+  nn::activation_forward(nn::activation::tanh, x, y);
+  CHECK(y(0, 3, 0) == doctest::Approx(0.7615941559557649).epsilon(1e-14));  // tanh(1)
+  CHECK(y(0, 0, 0) == doctest::Approx(-0.9640275800758169).epsilon(1e-14));  // tanh(−2)
+  for (auto a : {nn::activation::relu, nn::activation::gelu, nn::activation::gelu_tanh, nn::activation::tanh}) {
     CAPTURE(nn::name(a));
     t3 xv = x;
     diff_map f;

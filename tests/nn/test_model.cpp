@@ -93,7 +93,7 @@ TEST_CASE("sequential: forward equals the stateless layer functions chained by h
 
 TEST_CASE("activation layer: σ forward and its gradient backward, in a network composed by hand") {
   using linear = nn::linear_layer<double, tprod::dct>;
-  for (const auto a : {nn::activation::relu, nn::activation::gelu, nn::activation::gelu_tanh}) {
+  for (const auto a : {nn::activation::relu, nn::activation::gelu, nn::activation::gelu_tanh, nn::activation::tanh}) {
     CAPTURE(nn::name(a));
     nn::sequential<double, linear, nn::activation_layer<double>, linear> net(
         linear(nn::make_linear_params<double>(4, 6, 3, tprod::dct{}, 1), "fc1"), nn::activation_layer<double>(a),

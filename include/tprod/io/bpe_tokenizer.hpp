@@ -11,8 +11,8 @@
 ///    bytes.decode("utf-8", errors="replace") reads it;
 /// 2. it is split by GPT-2's pattern, leftmost alternative first, each run greedy:
 ///      's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
-///    with \\s Unicode's White_Space property and \\p{L}, \\p{N} the general categories (from ICU; each \\
-///    here is one backslash, doubled for Doxygen);
+///    with \\s Unicode's White_Space property and \\p{L}, \\p{N} the general categories (from ICU; every
+///    backslash here is doubled for Doxygen);
 /// 3. each piece's UTF-8 bytes become one printable symbol each (bytes_to_unicode: the printable Latin-1 bytes
 ///    stand for themselves, the others for U+0100 + n in byte order), and adjacent symbols are merged, the pair with
 ///    the best rank first and every occurrence of it left to right, until no pair has a rank;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file activation.hpp
-/// @brief Elementwise activations of the feed-forward layers: ReLU, GELU (exact, with erf) and GELU's tanh
-/// approximation, with their derivatives, in the tensors' memory space (the backend's activation tasks,
+/// @brief Elementwise activations of the feed-forward layers: ReLU, GELU (exact, with erf), GELU's tanh
+/// approximation, and tanh (BERT's pooler), with their derivatives, in the tensors' memory space (the backend's activation tasks,
 /// backend/kernels/activation.hpp).
 ///
 /// ReLU(x) = max(x, 0);  GELU(x) = x·Φ(x) = ½x(1 + erf(x/√2));
-/// GELU_tanh(x) = ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
+/// GELU_tanh(x) = ½x(1 + tanh(√(2/π)(x + 0.044715x³)));  tanh'(x) = 1 − tanh²(x).
 #include <string_view>
 
 #include "tprod/backend/cpu/activation.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
@@ -14,7 +14,7 @@
 
 namespace tprod::nn {
 
-/// @brief relu, gelu, gelu_tanh.
+/// @brief relu, gelu, gelu_tanh, tanh.
 using activation = backend::kernels::activation;
 
 /// @brief The activation's name, for messages and benchmark labels.
@@ -26,6 +26,8 @@ constexpr std::string_view name(activation a) {
       return "gelu";
     case activation::gelu_tanh:
       return "gelu_tanh";
+    case activation::tanh:
+      return "tanh";
   }
   return "?";
 }

@@ -4,7 +4,8 @@
 /// @brief The CPU backend's activation tasks (contract: backend/kernels/activation.hpp): Eigen's vectorized
 /// array expressions (erf from Eigen's SpecialFunctions), with the derivatives
 ///   ReLU'(x) = [x > 0],   GELU'(x) = Φ(x) + x·φ(x),
-///   GELU_tanh'(x) = ½(1 + t) + ½x(1 − t²)·c(1 + 3k·x²),  t = tanh(c(x + k·x³)), c = √(2/π), k = 0.044715.
+///   GELU_tanh'(x) = ½(1 + t) + ½x(1 − t²)·c(1 + 3k·x²),  t = tanh(c(x + k·x³)), c = √(2/π), k = 0.044715,
+///   tanh'(x) = 1 − tanh²(x).
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -37,6 +38,9 @@ void activation_forward(const system&, activation a, tensor3_view<const T> in, t
       y = T(0.5) * x * (T(1) + (c * (x + T(0.044715) * x.cube())).tanh());
       break;
     }
+    case activation::tanh:
+      y = x.tanh();
+      break;
   }
 }
 
@@ -62,6 +66,9 @@ void activation_backward(const system&, activation a, tensor3_view<const T> in, 
       dx = g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t.square()) * c * (T(1) + T(3) * k * x.square()));
       break;
     }
+    case activation::tanh:
+      dx = g * (T(1) - x.tanh().square());
+      break;
   }
 }
 
@@ -96,6 +103,10 @@ void activation_keep_derivative(const system&, activation a, tensor3_view<T> x_t
         x = T(0.5) * (T(1) + c) + T(0.5) * x * (T(1) - c.square()) * k0 * (T(1) + T(3) * k * x.square());
         break;
       }
+      case activation::tanh:
+        y = x.tanh();
+        x = T(1) - y.square();
+        break;
     }
   }
 }

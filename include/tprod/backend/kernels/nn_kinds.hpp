@@ -6,8 +6,9 @@
 /// compiled CUDA side (backend/cuda/detail/raw.hpp) takes them too.
 namespace tprod::backend::kernels {
 
-/// ReLU(x) = max(x, 0);  GELU(x) = x·Φ(x) = ½x(1 + erf(x/√2));  GELU_tanh(x) = ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
-enum class activation { relu, gelu, gelu_tanh };
+/// ReLU(x) = max(x, 0);  GELU(x) = x·Φ(x) = ½x(1 + erf(x/√2));  GELU_tanh(x) = ½x(1 + tanh(√(2/π)(x + 0.044715x³)));
+/// tanh(x) (BERT's pooler).
+enum class activation { relu, gelu, gelu_tanh, tanh };
 
 /// Where a tensor LayerNorm puts ε (nn/layer_norm.hpp).
 enum class layer_norm_kind {

@@ -34,9 +34,6 @@
 #include <utility>
 #include <vector>
 
-#include "tprod/io/atomic_file.hpp"
-#include "tprod/io/json_file.hpp"
-#include "tprod/io/safetensors.hpp"
 #include "tprod/nn/encoder.hpp"
 #include "tprod/nn/model/dropout.hpp"
 #include "tprod/nn/model/encoder_stack.hpp"
@@ -44,6 +41,7 @@
 #include "tprod/nn/model/linear_layer.hpp"
 #include "tprod/nn/model/norm_layer.hpp"
 #include "tprod/nn/model/pooling_layer.hpp"
+#include "tprod/nn/model/published_folder.hpp"
 #include "tprod/nn/model/published_layout.hpp"
 #include "tprod/nn/model/sequential.hpp"
 #include "tprod/transform/identity_transform.hpp"
@@ -73,42 +71,12 @@ struct gpt2_config {
   }
 };
 
-namespace detail {
-
-/// A non-negative integer field, or `fallback` when the field is absent or null.
-inline std::size_t json_count(const nlohmann::json& j, const char* field, std::size_t fallback,
-                              const std::string& file) {
-  if (!j.contains(field) || j[field].is_null()) return fallback;
-  if (!j[field].is_number_unsigned())
-    throw io_error(file + ": field '" + field + "' must be a non-negative integer, got " + j[field].dump());
-  return j[field].get<std::size_t>();
-}
-
-inline double json_number(const nlohmann::json& j, const char* field, double fallback, const std::string& file) {
-  if (!j.contains(field) || j[field].is_null()) return fallback;
-  if (!j[field].is_number()) throw io_error(file + ": field '" + field + "' must be a number, got " + j[field].dump());
-  return j[field].get<double>();
-}
-
-inline bool json_flag(const nlohmann::json& j, const char* field, bool fallback, const std::string& file) {
-  if (!j.contains(field) || j[field].is_null()) return fallback;
-  if (!j[field].is_boolean()) throw io_error(file + ": field '" + field + "' must be true or false, got " + j[field].dump());
-  return j[field].get<bool>();
-}
-
-}  // namespace detail
-
 /// @brief The config of a GPT-2 config.json (see the file's comment for the fields).
 /// @throws io_error naming the file and the field for another model_type, a field of the wrong type, or an option
 ///         tprod does not implement; shape_error for sizes that do not make a model.
 inline gpt2_config read_gpt2_config(const std::filesystem::path& file) {
-  const nlohmann::json j = io::read_json_file(file);
+  const nlohmann::json j = detail::read_config_of(file, "gpt2", "read_gpt2_config");
   const std::string f = file.string();
-  if (!j.is_object()) throw io_error(f + ": is not a JSON object");
-  const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>()
-                                                                                  : std::string("(none)");
-  if (type != "gpt2")
-    throw io_error(f + ": model_type '" + type + "' is not an architecture read_gpt2_config knows (it reads \"gpt2\")");
   gpt2_config c;
   c.vocabulary = detail::json_count(j, "vocab_size", c.vocabulary, f);
   c.positions = detail::json_count(j, "n_positions", detail::json_count(j, "n_ctx", c.positions, f), f);
@@ -119,16 +87,7 @@ inline gpt2_config read_gpt2_config(const std::filesystem::path& file) {
   c.eps = detail::json_number(j, "layer_norm_epsilon", c.eps, f);
   c.dropout = detail::json_number(j, "embd_pdrop", c.dropout, f);
   c.tied = detail::json_flag(j, "tie_word_embeddings", true, f);
-  const std::string act = j.contains("activation_function") ? j["activation_function"].dump() : "\"gelu_new\"";
-  if (act == "\"gelu_new\"" || act == "\"gelu_pytorch_tanh\"" || act == "\"gelu_fast\"")
-    c.act = activation::gelu_tanh;
-  else if (act == "\"gelu\"")
-    c.act = activation::gelu;
-  else if (act == "\"relu\"")
-    c.act = activation::relu;
-  else
-    throw io_error(f + ": activation_function " + act +
-                   " is not one tprod has (gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, relu)");
+  c.act = detail::json_activation(j, "activation_function", "gelu_new", f);
   if (!detail::json_flag(j, "scale_attn_weights", true, f))
     throw io_error(f + ": scale_attn_weights = false (attention without 1/√d_h) is not supported");
   if (detail::json_flag(j, "scale_attn_by_inverse_layer_idx", false, f))
@@ -149,7 +108,6 @@ inline gpt2_config read_gpt2_config(const std::filesystem::path& file) {
 
 /// @brief config.json's content for c, as Hugging Face's GPT2Config writes the fields tprod uses.
 inline nlohmann::json gpt2_config_json(const gpt2_config& c) {
-  const char* act = c.act == activation::gelu_tanh ? "gelu_new" : c.act == activation::gelu ? "gelu" : "relu";
   return {{"model_type", "gpt2"},
           {"architectures", {"GPT2LMHeadModel"}},
           {"vocab_size", c.vocabulary},
@@ -159,7 +117,7 @@ inline nlohmann::json gpt2_config_json(const gpt2_config& c) {
           {"n_layer", c.layers},
           {"n_head", c.heads},
           {"n_inner", c.hidden},
-          {"activation_function", act},
+          {"activation_function", detail::published_name(c.act)},
           {"layer_norm_epsilon", c.eps},
           {"embd_pdrop", c.dropout},
           {"resid_pdrop", c.dropout},
@@ -176,20 +134,6 @@ using gpt2_model =
                norm_layer<T, identity_transform, S>, flatten_layer<T, S>, linear_layer<T, identity_transform, S>>;
 
 namespace detail {
-/// One layer of cfg's shapes (p = 1) with zero projections and Γ = 1, ℬ = 0: nothing drawn.
-template <std::floating_point T>
-encoder_params<T, identity_transform> blank_gpt2_layer(const layer_config& cfg) {
-  const std::size_t d = cfg.width, hidden = cfg.hidden;
-  const auto zero = [](std::size_t m, std::size_t n) {
-    return transformed<T, identity_transform>(dextents3(m, n, 1), identity_transform{});
-  };
-  return {cfg,
-          {cfg.heads, cfg.attention, zero(d, 3 * d), zero(1, 3 * d), zero(d, d), zero(1, d)},
-          {cfg.act, zero(d, hidden), zero(1, hidden), zero(hidden, d), zero(1, d)},
-          make_layer_norm_params<T>(d, 1, cfg.norm, cfg.eps),
-          make_layer_norm_params<T>(d, 1, cfg.norm, cfg.eps)};
-}
-
 /// GPT-2 of config c, its weights drawn (seeded) or left zero (for a checkpoint to overwrite, without drawing 124M
 /// numbers first).
 template <std::floating_point T>
@@ -207,7 +151,7 @@ gpt2_model<T> make_gpt2(const gpt2_config& c, std::uint64_t seed, bool draw) {
   std::vector<encoder_params<T, identity_transform>> layers;
   for (std::size_t l = 0; l < c.layers; ++l)
     layers.push_back(draw ? make_encoder_params<T>(cfg, identity_transform{}, seed + 100 + 1000 * l)
-                          : blank_gpt2_layer<T>(cfg));
+                          : blank_encoder_layer<T>(cfg));
   encoder_stack<T, identity_transform, attention_params<T, identity_transform>> stack(std::move(layers), "decoder");
   stack.causal = true;
   return gpt2_model<T>(token_embedding<T>(std::move(embedding), 1),
@@ -257,16 +201,6 @@ struct gpt2_checkpoint {
   gpt2_model<T> model;
 };
 
-namespace detail {
-/// The checkpoint file of a Hugging Face folder: the sharded index when there is one, else model.safetensors.
-inline std::filesystem::path checkpoint_in(const std::filesystem::path& folder) {
-  for (const char* name : {"model.safetensors.index.json", "model.safetensors"})
-    if (std::filesystem::exists(folder / name)) return folder / name;
-  throw io_error(folder.string() + ": holds neither model.safetensors nor model.safetensors.index.json (a "
-                                   "pytorch_model.bin must be converted to safetensors first)");
-}
-}  // namespace detail
-
 /// @brief The GPT-2 of a checkpoint folder, its parameters converted to T (F32, F16 and BF16 files load into
 /// float or double exactly; F64 only into double).
 /// @throws io_error naming the file and the field or tensor for anything the folder lacks or tprod does not
@@ -274,8 +208,7 @@ inline std::filesystem::path checkpoint_in(const std::filesystem::path& folder) 
 template <std::floating_point T>
 gpt2_checkpoint<T> load_gpt2(const std::filesystem::path& folder) {
   gpt2_config c = read_gpt2_config(folder / "config.json");
-  const auto file = detail::checkpoint_in(folder);
-  const auto load = [&](const auto& r) {
+  auto model = detail::with_checkpoint(folder, [&](const auto& r) {
     const std::string prefix = r.contains("transformer.wte.weight") ? "transformer." : "";
     // A head stored beside a tied embedding (as some exporters write it) is read as an untied head: equal to wte,
     // it changes nothing; different, it is what the checkpoint computes with.
@@ -285,9 +218,7 @@ gpt2_checkpoint<T> load_gpt2(const std::filesystem::path& folder) {
       return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias");
     });
     return model;
-  };
-  const std::string name = file.filename().string();
-  auto model = name.ends_with(".index.json") ? load(io::safetensors_shards(file)) : load(io::safetensors_reader(file));
+  });
   return {c, std::move(model)};
 }
 
@@ -304,16 +235,7 @@ void save_gpt2(const std::filesystem::path& folder, gpt2_model<T>& model, gpt2_c
            std::equal(table.data(), table.data() + table.size(), head.data());
   io::safetensors_writer w;
   add_published<T>(w, model, gpt2_tensors(c), dtype);
-  w.set_metadata("format", "pt");
-  std::error_code ec;
-  std::filesystem::create_directories(folder, ec);
-  if (ec) throw io_error(folder.string() + ": cannot be created (" + ec.message() + ")");
-  const std::string json = gpt2_config_json(c).dump(2) + "\n";
-  io::atomic_file config(folder / "config.json");
-  config.write(json.data(), json.size());
-  config.finish();
-  w.write(folder / "model.safetensors");
-  config.commit();
+  detail::write_published_folder(folder, gpt2_config_json(c), w);
 }
 
 }  // namespace tprod::nn

@@ -2,8 +2,9 @@
 #pragma once
 /// @file input_layers.hpp
 /// @brief The layers at the input of a sequence model, as stateful layers (layer.hpp): the token embedding
-/// (a lookup, then Ten_p), the class token that paper 001 prepends to every sequence, and the positional
-/// encodings (paper 000's slice-aware sinusoidal one, fixed or with learnable α, and the learned table).
+/// (a lookup, then Ten_p), the segment embedding that BERT adds to it, the class token that paper 001 prepends to
+/// every sequence, and the positional encodings (paper 000's slice-aware sinusoidal one, fixed or with learnable α,
+/// and the learned table).
 #include <string>
 #include <utility>
 
@@ -45,6 +46,50 @@ struct token_embedding {
  private:
   std::vector<std::size_t> tokens_;
   tensor out_, none_;
+};
+
+/// @brief 𝒳 + Ten_p(S[segments]) for the batch's B·T segment ids (BERT's token-type embedding, S a d×K table;
+/// a batch without segment ids is all segment 0); backward passes d𝒳 through and scatters it into dS.
+template <std::floating_point T, memory_space S = host_space>
+struct segment_embedding {
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
+  trainable<T, embedding_params<T, S>> params;
+  std::size_t slices;  ///< p
+  std::string name = "segment";
+
+  segment_embedding(embedding_params<T, S> e, std::size_t p, std::string layer_name = "segment")
+      : params(std::move(e)), slices(p), name(std::move(layer_name)) {
+    TPROD_EXPECTS(p > 0, "nn::segment_embedding: p must be positive");
+  }
+
+  const tensor& forward(const tensor& x, const batch& b) {
+    const std::size_t rows = x.m();
+    TPROD_EXPECTS(b.segments.empty() || b.segments.size() == rows,
+                  "nn::segment_embedding '" + name + "': " + std::to_string(b.segments.size()) +
+                      " segment ids for an input of " + std::to_string(rows) + " tokens");
+    segments_ = b.segments.empty() ? std::vector<std::size_t>(rows, 0) : b.segments;
+    for (std::size_t r = 0; r < rows; ++r)
+      TPROD_EXPECTS(segments_[r] < params.value.vocabulary(),
+                    "nn::segment_embedding '" + name + "': segment id " + std::to_string(segments_[r]) +
+                        " at position " + std::to_string(r) + " is outside the " +
+                        std::to_string(params.value.vocabulary()) + " segment types");
+    out_ = embedding_forward(params.value, segments_, slices);
+    out_ += x;
+    return out_;
+  }
+  const tensor& backward(const tensor& dy) {
+    embedding_backward_add(params.value, segments_, dy, params.grad);
+    return dy;
+  }
+  template <class F>
+  void for_each_parameter(F&& f) {
+    detail::visit_prefixed(params, name, f);
+  }
+
+ private:
+  std::vector<std::size_t> segments_;
+  tensor out_;
 };
 
 /// @brief [𝒯_cls; 𝒳_b] for every sequence b: (B·T)×d_s×p → (B·(T+1))×d_s×p (paper 001 §5.3).

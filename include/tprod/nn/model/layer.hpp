@@ -45,6 +45,8 @@ struct batch {
   std::size_t size = 0;              ///< B, the number of sequences (or images)
   std::vector<std::size_t> tokens;   ///< B·T token ids, row b·T + t (token-embedding models only)
   std::vector<std::size_t> lengths;  ///< valid tokens of every sequence, the rest is padding; empty: all valid
+  /// B·T segment ids (BERT's token types: 0 for a first sentence, 1 for a second), row b·T + t; empty: all 0.
+  std::vector<std::size_t> segments;
   phase mode = phase::train;
   /// The training step this pass belongs to; dropout draws its mask from (its seed, pass). nn::fit sets it to the
   /// optimizer step, so that a resumed run draws the masks an uninterrupted one would; unset, each dropout layer

@@ -127,7 +127,9 @@ std::size_t checked_block(const std::map<std::string, X*>& params, const publish
 }  // namespace detail
 
 /// @brief Loads `model`'s parameters from the checkpoint `r` (an io::safetensors_reader or io::safetensors_shards)
-/// through `table`; a tensor of `r` that no row reads must satisfy `ignorable` (else it is refused).
+/// through `table`; a tensor of `r` that no row reads must satisfy `ignorable` (else it is refused), and a
+/// parameter of ours that no row fills must satisfy `kept` (it keeps its value: a head the checkpoint lacks, drawn
+/// fresh for fine-tuning).
 /// Every name, shape and dtype is checked from the checkpoint's header before any data is read, so a checkpoint
 /// that does not fit leaves the model as it was; then each tensor is read once, straight into the model's memory
 /// (through a host copy for a model on the device).
@@ -136,7 +138,8 @@ std::size_t checked_block(const std::map<std::string, X*>& params, const publish
 ///         parameter uncovered or covers one twice.
 template <std::floating_point T, layer<T> M, class Reader>
 void load_published(const Reader& r, M& model, const std::vector<published_tensor>& table,
-                    const std::function<bool(std::string_view)>& ignorable = {}) {
+                    const std::function<bool(std::string_view)>& ignorable = {},
+                    const std::function<bool(std::string_view)>& kept = {}) {
   const std::string who = "nn::load_published(" + r.name() + ")";
   const auto params = detail::parameters_by_name<T>(model);
   std::map<std::string, std::vector<int>> covered;
@@ -159,6 +162,7 @@ void load_published(const Reader& r, M& model, const std::vector<published_tenso
   }
   for (const auto& [name, x] : params) {
     const auto it = covered.find(name);
+    if (it == covered.end() && kept && kept(name)) continue;
     if (it == covered.end() || std::count(it->second.begin(), it->second.end(), 0) > 0)
       throw argument_error(who + ": no row of the table fills all of tprod's parameter '" + name + "'");
   }
