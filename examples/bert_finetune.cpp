@@ -120,7 +120,7 @@ int run(int argc, char** argv) {
        {"layers", "N        encoder layers (default 2)"},
        {"max-length", "T    pieces per message with [CLS] and [SEP] (default 64; quick 48)"},
        {"pretrain-docs", "N training messages for pre-training (default 2800; quick 1000)"},
-       {"finetune-docs", "N the next N for fine-tuning (default 2000; quick 1500)"},
+       {"finetune-docs", "N the next N for fine-tuning (default 2000; quick 1000)"},
        {"test-docs", "N     test messages (default all; quick 400)"},
        {"pretrain-epochs", "E (default 6; quick 2)"},
        {"pretrain-lr", "R   peak learning rate of pre-training (default 2e-3; quick 3e-3)"},
@@ -140,7 +140,7 @@ int run(int argc, char** argv) {
   examples::fit_config pre_fit = examples::fit_defaults(o), fine_fit = examples::fit_defaults(o);
   pre_fit.epochs = o.count("pretrain-epochs", quick ? 2 : 6);
   pre_fit.lr = o.number("pretrain-lr", quick ? 3e-3 : 2e-3);
-  fine_fit.epochs = o.epochs.value_or(quick ? 4 : 3);
+  fine_fit.epochs = o.epochs.value_or(3);
   fine_fit.lr = o.number("lr", quick ? 2e-3 : 1e-3);
   if (!(fine_fit.lr > 0) || !(pre_fit.lr > 0)) throw std::invalid_argument("--lr and --pretrain-lr must be positive");
   pre_fit.eval_train_limit = fine_fit.eval_train_limit = 1000;
@@ -148,7 +148,7 @@ int run(int argc, char** argv) {
   std::printf("reading %s\n", o.data.c_str());
   const auto corpus = io::read_text_corpus(o.data);
   const std::size_t n_pre = own_model ? 0 : o.count("pretrain-docs", quick ? 1000 : 2800);
-  const std::size_t n_fine = o.count("finetune-docs", quick ? 1500 : 2000);
+  const std::size_t n_fine = o.count("finetune-docs", quick ? 1000 : 2000);
   const auto docs = examples::pick_documents(corpus.train, n_pre + n_fine, 11);
   if (docs.size() < n_pre + n_fine)
     throw std::invalid_argument("--pretrain-docs + --finetune-docs = " + std::to_string(n_pre + n_fine) +
