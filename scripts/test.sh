@@ -17,7 +17,7 @@ if [[ "${CI:-}" == true ]]; then
   instances_optimization=-O1
   programs_optimization=-O1  # examples, benchmarks, program: CI runs quick modes and smoke cases
   python_optimization=-O0    # the Python module: binding glue, its kernels from tprod::instances
-  fuzz_seconds=5             # each of the five readers' fuzzers, on top of its kept corpus
+  fuzz_seconds=3             # each of the five readers' fuzzers, on top of its kept corpus
   # The GPT-2 and BERT tokenizers' tests against their Python references on every 8th corpus message (all 6046
   # take 33 s and 51 s of Python; docs/howto/published-checkpoints.md has the full runs).
   export TPROD_CORPUS_EVERY=${TPROD_CORPUS_EVERY:-8}
