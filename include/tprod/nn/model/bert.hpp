@@ -256,12 +256,13 @@ bert_masked_lm<T> make_bert_masked_lm(const bert_config& c, std::uint64_t seed =
 /// @brief Which of BERT's heads a table covers.
 enum class bert_head { classifier, masked_lm };
 
-/// @brief The correspondence between a BERT model's parameters and the published names: the encoder under
-/// `prefix` ("" or "bert."), LayerNorms as `norm_names` ("weight"/"bias", or the older "gamma"/"beta"), and the head:
-/// pooler (under the prefix) and classifier, or cls.predictions with the decoder read from the word embeddings
-/// when `c.tied`, else from cls.predictions.decoder.weight.
-inline std::vector<published_tensor> bert_tensors(const bert_config& c, bert_head head, const std::string& prefix = {},
-                                                  std::pair<std::string, std::string> norm_names = {"weight", "bias"}) {
+/// @brief The LayerNorm parameters' published names: "weight"/"bias", or the older "gamma"/"beta".
+using bert_norm_names = std::pair<std::string, std::string>;
+
+/// @brief The correspondence between the encoder's parameters (embed, pos, segment, embed_norm, encoder) and the
+/// published names under `prefix` ("" or "bert.").
+inline std::vector<published_tensor> bert_encoder_tensors(const bert_config& c, const std::string& prefix = {},
+                                                          const bert_norm_names& norm_names = {"weight", "bias"}) {
   using enum published_layout;
   const auto& [scale, shift] = norm_names;
   const std::string e = prefix + "embeddings.";
@@ -294,6 +295,17 @@ inline std::vector<published_tensor> bert_tensors(const bert_config& c, bert_hea
     for (const auto& [o, th] : rest)
       t.push_back({ours + o, theirs + th, th.ends_with(".weight") && th.find("LayerNorm") == std::string::npos ? transposed : vector});
   }
+  return t;
+}
+
+/// @brief The correspondence of a head's parameters: pooler (under the prefix) and classifier, or cls.predictions
+/// with the decoder read from the word embeddings when `c.tied`, else from cls.predictions.decoder.weight.
+inline std::vector<published_tensor> bert_head_tensors(const bert_config& c, bert_head head,
+                                                       const std::string& prefix = {},
+                                                       const bert_norm_names& norm_names = {"weight", "bias"}) {
+  using enum published_layout;
+  const auto& [scale, shift] = norm_names;
+  std::vector<published_tensor> t;
   if (head == bert_head::classifier) {
     t.push_back({"pooler.weight", prefix + "pooler.dense.weight", transposed});
     t.push_back({"pooler.bias", prefix + "pooler.dense.bias", vector});
@@ -305,9 +317,18 @@ inline std::vector<published_tensor> bert_tensors(const bert_config& c, bert_hea
     t.push_back({"mlm_dense.bias", p + "transform.dense.bias", vector});
     t.push_back({"mlm_norm.gamma", p + "transform.LayerNorm." + scale, vector});
     t.push_back({"mlm_norm.beta", p + "transform.LayerNorm." + shift, vector});
-    t.push_back({"mlm_decoder.weight", c.tied ? e + "word_embeddings.weight" : p + "decoder.weight", transposed});
+    t.push_back({"mlm_decoder.weight", c.tied ? prefix + "embeddings.word_embeddings.weight" : p + "decoder.weight",
+                 transposed});
     t.push_back({"mlm_decoder.bias", p + "bias", vector});
   }
+  return t;
+}
+
+/// @brief The whole table of a BERT model: bert_encoder_tensors, then bert_head_tensors.
+inline std::vector<published_tensor> bert_tensors(const bert_config& c, bert_head head, const std::string& prefix = {},
+                                                  const bert_norm_names& norm_names = {"weight", "bias"}) {
+  auto t = bert_encoder_tensors(c, prefix, norm_names);
+  for (auto& row : bert_head_tensors(c, head, prefix, norm_names)) t.push_back(std::move(row));
   return t;
 }
 
@@ -332,19 +353,16 @@ bert_checkpoint<M> load_bert(const std::filesystem::path& folder, bert_head head
   std::vector<std::string> fresh;
   auto model = detail::with_checkpoint(folder, [&](const auto& r) {
     const std::string prefix = r.contains("bert.embeddings.word_embeddings.weight") ? "bert." : "";
-    const auto norm_names = r.contains(prefix + "embeddings.LayerNorm.gamma")
-                                ? std::pair<std::string, std::string>{"gamma", "beta"}
-                                : std::pair<std::string, std::string>{"weight", "bias"};
+    const auto norm_names = r.contains(prefix + "embeddings.LayerNorm.gamma") ? bert_norm_names{"gamma", "beta"}
+                                                                               : bert_norm_names{"weight", "bias"};
     // A decoder stored beside a tied embedding is read as an untied one (as gpt2's head).
     if (head == bert_head::masked_lm && c.tied && r.contains("cls.predictions.decoder.weight")) c.tied = false;
     auto m = make(c, seed, false);
-    std::vector<published_tensor> table;
-    for (auto& row : bert_tensors(c, head, prefix, norm_names)) {
+    // Every encoder row is required (load_published names a missing tensor); a head row the file lacks is fresh.
+    std::vector<published_tensor> table = bert_encoder_tensors(c, prefix, norm_names);
+    for (auto& row : bert_head_tensors(c, head, prefix, norm_names)) {
       if (r.contains(row.theirs))
         table.push_back(std::move(row));
-      else if (row.ours.starts_with("embed") || row.ours.starts_with("pos") || row.ours.starts_with("segment") ||
-               row.ours.starts_with("encoder"))
-        throw io_error(r.name() + ": has no tensor '" + row.theirs + "' (for tprod's '" + row.ours + "')");
       else
         fresh.push_back(row.ours);
     }
