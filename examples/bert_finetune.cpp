@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // bert_finetune: paper 003 on a BERT — a small BERT pre-trained here with BERT's masked-language-model objective,
 // written as a Hugging Face BertForMaskedLM folder, then fine-tuned from that folder on the corpus's classification
-// task, plainly and with paper 003's over-parameterization of its most important matrices as exact MPOs.
+// task, plainly, with paper 003's over-parameterization of its most important matrices as exact MPOs, and with the
+// Tensorized Transformer's multi-linear attention in place of the pre-trained multi-head attention.
 //
 // Data: the SpamAssassin corpus (ROOT/{train,test}/{ham,spam}/*.txt, scripts/make-text-corpus.sh), tokenized by
 // BERT's WordPiece (--tokenizer DIR holding vocab.txt; default build/data/bert-vocabulary, bert-base-uncased's, from
@@ -17,7 +18,11 @@
 //   plain         BertForSequenceClassification read from the pre-trained folder (the pooler and classifier drawn
 //                 fresh, as transformers draws them) and fine-tuned on the next --finetune-docs messages;
 //   mpo-K         the same start, the top --top matrices of every module group by I_W (of the plain fine-tuned
-//                 model, over one pass of the fine-tuning data) trained as exact MPOs of K cores, then merged back.
+//                 model, over one pass of the fine-tuning data) trained as exact MPOs of K cores, then merged back;
+//   multilinear   the same start with every layer's attention replaced by multi-linear attention (P block terms of
+//                 rank R over the T tokens, superdiagonal cores; nn::with_multilinear_attention): Q', K', V' start
+//                 as the first R columns of the pre-trained query, key and value projections, the cores and the
+//                 T²×d output projection fresh; everything else pre-trained, all of it fine-tuned.
 // With --model DIR the pre-training is skipped: DIR is the user's BERT folder (config.json, model.safetensors,
 // vocab.txt), read as BertForSequenceClassification (a head it lacks drawn fresh).
 //
@@ -25,7 +30,8 @@
 //   bert_finetune --data build/data/spam-assassin --model path/to/bert-base-uncased --width 768
 //
 // Writes into --out: training_log.csv, training_curves.png, checkpoints/seed-<s>/{pretrained,plain,mpo-K}/ (Hugging
-// Face folders: config.json, model.safetensors, vocab.txt).
+// Face folders: config.json, model.safetensors, vocab.txt) and checkpoints/seed-<s>/multilinear.safetensors (tprod's
+// names: no published architecture has multi-linear attention).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -45,7 +51,9 @@
 #include "tprod/io/wordpiece_tokenizer.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/model/bert.hpp"
+#include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model/mpo_finetune.hpp"
+#include "tprod/nn/model/multilinear_encoder.hpp"
 
 namespace {
 
@@ -111,7 +119,8 @@ examples::encoded_split encode(const std::vector<const io::text_example*>& docs,
 int run(int argc, char** argv) {
   const auto o = examples::parse_options(
       argc, argv, example_name,
-      "Paper 003 on a BERT: masked-LM pre-training here (or --model DIR), then plain and MPO fine-tuning.",
+      "Paper 003 on a BERT: masked-LM pre-training here (or --model DIR), then plain, MPO and multi-linear "
+      "attention fine-tuning.",
       "build/data/spam-assassin",
       {{"tokenizer", "DIR   a folder with BERT's vocab.txt (default build/data/bert-vocabulary)"},
        {"model", "DIR       a BERT checkpoint folder of your own instead of pre-training one here"},
@@ -126,6 +135,9 @@ int run(int argc, char** argv) {
        {"pretrain-lr", "R   peak learning rate of pre-training (default 2e-3; quick 3e-3)"},
        {"top", "N           matrices over-parameterized per module group (default 1)"},
        {"cores", "LIST      MPO cores per matrix, one fine-tuning per entry (default 3; e.g. 3,5)"},
+       {"rank", "R          rank of the multi-linear attention's Q', K', V' (default d: all of the pre-trained "
+                "projections; 0 skips the model)"},
+       {"terms", "P         block terms of the multi-linear attention (default the heads, 4)"},
        {"lr", "R            peak learning rate of fine-tuning (default 1e-3; quick 2e-3)"}});
   const bool quick = o.quick;
   const std::filesystem::path vocabulary_folder =
@@ -201,6 +213,10 @@ int run(int argc, char** argv) {
     cfg.positions = length;
   }
   cfg.labels = corpus.labels().size();
+  const std::size_t rank = o.count("rank", double(cfg.width)), terms = o.count("terms", double(cfg.heads));
+  if (rank > cfg.width)
+    throw std::invalid_argument("--rank " + std::to_string(rank) + " is more than the model's width " +
+                                std::to_string(cfg.width));
   if (cfg.positions < length)
     throw std::invalid_argument("--max-length " + std::to_string(length) + " is more than the model's " +
                                 std::to_string(cfg.positions) + " positions");
@@ -301,12 +317,28 @@ int run(int argc, char** argv) {
       summaries.push_back(s);
       save(name, over.merged());
     }
+
+    if (rank > 0) {
+      auto multilinear = nn::with_layer_replaced<5>(from_start(), [&](auto&& encoder) {
+        return nn::with_multilinear_attention(std::move(encoder), length, rank, terms, seed + 5);
+      });
+      std::printf("\nmultilinear: %zu block terms of rank %zu over %zu tokens in each of %zu layers\n", terms, rank,
+                  length, cfg.layers);
+      const auto r = examples::fit<float>(multilinear, "multilinear", fine.size(), batches(fine), test.size(),
+                                          batches(test), fine_run, log);
+      auto s = summarize("multilinear", multilinear, r);
+      s.extra["rank"] = rank;
+      s.extra["terms"] = terms;
+      summaries.push_back(s);
+      nn::save_checkpoint<float>(folder / "multilinear.safetensors", multilinear,
+                                 {{"rank", std::to_string(rank)}, {"terms", std::to_string(terms)}});
+    }
     return summaries;
   };
   const auto summaries = examples::over_seeds(o, log, comparison);
 
   examples::plot_training_curves(log, o.out / "training_curves.png",
-                                 "paper 003 on a BERT, " + o.data.filename().string() + ": plain vs MPO fine-tuning");
+                                 "paper 003 on a BERT, " + o.data.filename().string() + ": plain, MPO and multi-linear fine-tuning");
   examples::print_models(summaries);
   if (o.summary) {
     const nlohmann::json extra = {
@@ -314,7 +346,8 @@ int run(int argc, char** argv) {
         {"test_documents", test.size()},   {"vocabulary", cfg.vocabulary},     {"width", cfg.width},
         {"layers", cfg.layers},            {"max_length", length},             {"pretrain_epochs", pre_fit.epochs},
         {"finetune_epochs", fine_fit.epochs}, {"finetune_lr", fine_fit.lr},    {"top_per_group", top},
-        {"cores", core_counts},            {"own_model", own_model},           {"first_seed", o.seed},
+        {"cores", core_counts},            {"rank", rank},                     {"terms", terms},
+        {"own_model", own_model},           {"first_seed", o.seed},
         {"seeds", o.seeds},                {"threads", num_threads()}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }

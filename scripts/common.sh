@@ -47,6 +47,10 @@ if [[ "${TPROD_BUILD_PYTHON:-ON}" != OFF ]]; then
   python_options=(-DTPROD_BUILD_PYTHON=ON "-DPython3_EXECUTABLE=$(command -v "$python" || echo "$python")")
 fi
 
+# The release settings that timed runs (the example pages, the demo, the benchmarks) need. A build tree keeps its
+# cache, so a tree that CI's settings configured once (-O1 instances and programs) would otherwise time those.
+measured_build=(-DTPROD_INSTANCES_OPTIMIZATION=-O2 -DTPROD_PROGRAMS_OPTIMIZATION= -DTPROD_PYTHON_OPTIMIZATION=)
+
 # tprod_configure [cmake -D options...]: installs the missing Debian packages, then configures $build_dir.
 tprod_configure() {
   "$repo_root/scripts/install-deps.sh"

@@ -4,7 +4,7 @@
 # (examples/quickstart.cpp) and runs it, then the Python package and its quickstart (examples/quickstart.py).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-tprod_configure -DTPROD_BUILD_EXAMPLES=ON
+tprod_configure -DTPROD_BUILD_EXAMPLES=ON "${measured_build[@]}"
 cmake --build "$build_dir" --target quickstart -j "$jobs"
 "$build_dir/examples/quickstart"
 # The same from Python (NumPy arrays in and out) and a PyTorch model with an L-linear layer (examples/quickstart.py).

@@ -75,7 +75,7 @@ for name in "${names[@]}"; do
   fi
 done
 
-tprod_configure -DTPROD_BUILD_EXAMPLES=ON
+tprod_configure -DTPROD_BUILD_EXAMPLES=ON "${measured_build[@]}"
 programs=()
 for name in "${names[@]}"; do programs+=("${program[$name]:-$name}"); done
 cmake --build "$build_dir" --target "${programs[@]}" summary_table -j "$jobs"

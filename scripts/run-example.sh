@@ -31,7 +31,7 @@ grep -q '"build/data/bert-vocabulary"' "$examples_dir/$source_name.cpp" && needs
 shift
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-tprod_configure -DTPROD_BUILD_EXAMPLES=ON
+tprod_configure -DTPROD_BUILD_EXAMPLES=ON "${measured_build[@]}"
 cmake --build "$build_dir" --target "$name" -j "$jobs"
 args=()
 if [[ "$needs_corpus" == true ]]; then

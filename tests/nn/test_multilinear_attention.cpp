@@ -4,10 +4,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
+#include <map>
 
 #include "nn_test_util.hpp"
+#include "small_models.hpp"
 #include "tprod/decomp/multilinear_attention.hpp"
 #include "tprod/nn/model/attention_layer.hpp"
+#include "tprod/nn/model/classifier.hpp"
+#include "tprod/nn/model/multilinear_encoder.hpp"
 #include "tprod/nn/multilinear_attention.hpp"
 #include "tprod/nn/param_count.hpp"
 
@@ -264,6 +269,80 @@ TEST_CASE("attention_layer with multi-linear attention: the functions' results, 
     if (name == "mla.w_o") CHECK(max_diff(grad, 2.0 * g.d_params.w_o.data()) <= 1e-13 * (1 + max_abs(grad)));
   });
   CHECK(names == std::vector<std::string>{"mla.w_qkv", "mla.b_qkv", "mla.cores", "mla.w_o", "mla.b_o"});
+}
+
+TEST_CASE("multi-linear attention started from trained multi-head attention keeps its projections") {
+  // DCT over 3 tubes: the columns are copied in the transform domain, which must equal copying them in space.
+  const std::size_t d = 6, p = 3, n = 4;
+  const auto a = nn::make_attention_params<double>(d, 2, p, tprod::dct{}, 7);
+  const t3 w = tprod::inverse_transform(a.w_qkv), bias = tprod::inverse_transform(a.b_qkv);
+  for (std::size_t rank : {std::size_t(1), std::size_t(4), d}) {
+    CAPTURE(rank);
+    const auto ml = nn::multilinear_attention_from(a, n, rank, 2, 11);
+    const t3 w_ml = tprod::inverse_transform(ml.w_qkv), b_ml = tprod::inverse_transform(ml.b_qkv);
+    REQUIRE(w_ml.n() == 3 * rank);
+    double worst = 0;
+    for (std::size_t k = 0; k < p; ++k)
+      for (std::size_t block = 0; block < 3; ++block)
+        for (std::size_t c = 0; c < rank; ++c) {
+          worst = std::max(worst, std::abs(b_ml(0, block * rank + c, k) - bias(0, block * d + c, k)));
+          for (std::size_t i = 0; i < d; ++i)
+            worst = std::max(worst, std::abs(w_ml(i, block * rank + c, k) - w(i, block * d + c, k)));
+        }
+    CHECK(worst <= 8 * std::numeric_limits<double>::epsilon());
+    CHECK(max_diff(ml.b_o.data(), a.b_o.data()) == 0);
+    // The parts multi-head attention has no counterpart for are the documented fresh draws.
+    const auto fresh = nn::make_multilinear_attention_params<double>(d, n, rank, 2, p, tprod::dct{}, 11);
+    CHECK(max_diff(ml.cores.data(), fresh.cores.data()) == 0);
+    CHECK(max_diff(ml.w_o.data(), fresh.w_o.data()) == 0);
+    CHECK(ml.length() == n);
+  }
+  CHECK_THROWS_AS(nn::multilinear_attention_from(a, n, 0, 2, 1), tprod::shape_error);
+  CHECK_THROWS_AS(nn::multilinear_attention_from(a, n, d + 1, 2, 1), tprod::shape_error);
+}
+
+TEST_CASE("a classifier's encoder given multi-linear attention: the other layers and parameters carried across") {
+  auto c = tprod::test::small_text_config(5);
+  c.slices = 1;  // the standard attention that a checkpoint's model has
+  const std::size_t n = 5, rank = 3;
+  auto model = nn::make_text_classifier<double>(c, tprod::identity_transform{});
+  auto reference = nn::make_text_classifier<double>(c, tprod::identity_transform{});  // the same seed: equal weights
+  std::map<std::string, t3> before;
+  model.for_each_parameter([&](std::string_view name, t3& value, t3&) { before.emplace(std::string(name), value); });
+  auto converted = nn::with_layer_replaced<3>(std::move(model), [&](auto&& encoder) {
+    return nn::with_multilinear_attention(std::move(encoder), n, rank, 2, 17);
+  });
+  std::size_t kept = 0, replaced = 0;
+  converted.for_each_parameter([&](std::string_view name, t3& value, t3&) {
+    CAPTURE(name);
+    if (name.find(".attn.") == std::string_view::npos) {
+      REQUIRE(before.count(std::string(name)) == 1);
+      CHECK(max_diff(value, before.at(std::string(name))) == 0);
+      ++kept;
+    } else {
+      ++replaced;
+    }
+  });
+  CHECK(kept == before.size() - 2 * 4);  // every parameter but the layers' four attention tensors
+  CHECK(replaced == 2 * 5);              // w_qkv, b_qkv, cores, w_o, b_o per layer
+  // The encoder's layers as the layer functions compute them by hand: multi-linear attention, then the same FFN
+  // and norms as the reference's.
+  auto& encoder = converted.get<3>();
+  const nn::batch b{2, {}, {5, 3}, nn::phase::eval};
+  const t3 x = random_tensor3<double>(2 * n, c.width, 1, 9);
+  t3 by_hand = x;
+  for (std::size_t l = 0; l < 2; ++l) {
+    const auto& ref = reference.get<3>()[l];
+    const auto layer = nn::make_encoder_params_with<double>(
+        ref.config, tprod::identity_transform{}, 1, nn::multilinear_attention_from(ref.attn, n, rank, 2, 17 + 1000 * l));
+    auto exact = layer;
+    exact.ffn = ref.ffn;
+    exact.ln1 = ref.ln1;
+    exact.ln2 = ref.ln2;
+    by_hand = nn::encoder_layer_forward(exact, by_hand, 2, {false, b.lengths}).first;
+  }
+  CHECK(max_diff(encoder.forward(x, b), by_hand) <= 1e-13 * (1 + max_abs(by_hand)));
+  CHECK(converted.name == reference.name);
 }
 
 TEST_CASE("multi-linear attention parameter counts") {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -79,5 +80,25 @@ class sequential {
 
   std::unique_ptr<std::tuple<Ms...>> layers_;
 };
+
+/// @brief The model m (moved from) with layer I replaced by replace(std::move(layer I)), whose type may differ
+/// (e.g. an encoder stack with another attention, multilinear_encoder.hpp); the other layers and the name moved
+/// across.
+template <std::size_t I, std::floating_point T, layer<T>... Ms, class F>
+  requires(I < sizeof...(Ms))
+auto with_layer_replaced(sequential<T, Ms...>&& m, F&& replace) {
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    const auto moved = [&]<std::size_t J>() -> decltype(auto) {
+      if constexpr (J == I)
+        return std::forward<F>(replace)(std::move(m.template get<J>()));
+      else
+        return std::move(m.template get<J>());
+    };
+    using replaced = std::remove_cvref_t<decltype(moved.template operator()<I>())>;
+    sequential<T, std::conditional_t<K == I, replaced, Ms>...> out(moved.template operator()<K>()...);
+    out.name = std::move(m.name);
+    return out;
+  }(std::index_sequence_for<Ms...>{});
+}
 
 }  // namespace tprod::nn
