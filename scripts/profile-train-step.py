@@ -25,7 +25,7 @@ import tempfile
 PHASES = [
     ("threads (OpenMP runtime, waiting)", r"^libgomp|gomp|GOMP|omp_|futex|sched_yield|do_spin"),
     ("GEMM", r"gebp|gemm_pack|general_matrix_matrix|gemv|dgemm|sgemm|GeneralProduct|generic_product_impl|tube_gemm|"
-             r"ProductBlocking|slice_linear"),
+             r"ProductBlocking|slice_linear|gemm_tile|small_gemm"),
     ("transform", r"dct|dft|fft|tube_kernel|tube_product|to_transform|from_transform|apply_transform|transform_tubes"),
     ("attention", r"softmax|attention|score"),
     ("LayerNorm", r"layer_norm|norm_forward|norm_backward|normalize"),

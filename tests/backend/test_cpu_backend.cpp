@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tprod/backend/cpu/attention.hpp"
 #include "tprod/nn/detail/slice_gemm.hpp"
 #include "tprod_test.hpp"
 
@@ -258,35 +259,108 @@ TEST_CASE("views know their memory space: element access and Eigen maps exist on
 
 TEST_CASE_TEMPLATE("nn slice GEMMs by slices and column panels agree with plain loops, on 1 and 3 threads", T, float,
                    double) {
-  for (std::size_t p : {1, 2}) {
-    const std::size_t rows = 128, in = 64, width = 160, c0 = 16, q = 112;  // 128·64·112 > 2^20: shared
-    const auto x = random_tensor3<T>(rows, in, p, 1), w = random_tensor3<T>(in, width, p, 2);
-    const auto b = random_tensor3<T>(1, width, p, 3), dy = random_tensor3<T>(rows, q, p, 4);
-    // Independent reference with Eigen dense matrices, slice by slice.
-    tensor3<T> y_ref(rows, q, p), dw_ref(in, width, p), db_ref(1, width, p), dx_ref(rows, in, p);
-    for (std::size_t k = 0; k < p; ++k) {
-      const detail::dense_matrix<T> xk = x.slice(k), wk = w.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q));
-      for (std::size_t i = 0; i < rows; ++i)
-        for (std::size_t j = 0; j < q; ++j) {
-          T acc = b(0, c0 + j, k);
-          for (std::size_t t = 0; t < in; ++t) acc += xk(Eigen::Index(i), Eigen::Index(t)) * wk(Eigen::Index(t), Eigen::Index(j));
-          y_ref(i, j, k) = acc;
+  struct shape {
+    std::size_t rows, in, width, c0, q;
+  };
+  // Eigen's GEMMs and the tube kernel's small GEMM (inner width ≤ 64) in each direction: in = 64, q = 112 (small
+  // forward, Eigen dX; 128·64·112 > 2^20: shared by the threads); in = 16, q = 48 with a partial last tile (both
+  // small); in = 80, q = 40 (Eigen forward, small dX); 2,500 rows (the kernel through its panels); no rows.
+  for (const shape s : {shape{128, 64, 160, 16, 112}, shape{131, 16, 64, 8, 48}, shape{37, 80, 40, 0, 40},
+                        shape{2500, 24, 72, 0, 72}, shape{0, 16, 16, 0, 16}})
+    for (std::size_t p : {1, 2}) {
+      const std::size_t rows = s.rows, in = s.in, width = s.width, c0 = s.c0, q = s.q;
+      CAPTURE(rows);
+      CAPTURE(in);
+      CAPTURE(q);
+      CAPTURE(p);
+      const auto x = random_tensor3<T>(rows, in, p, 1), w = random_tensor3<T>(in, width, p, 2);
+      const auto b = random_tensor3<T>(1, width, p, 3), dy = random_tensor3<T>(rows, q, p, 4);
+      const auto dx0 = random_tensor3<T>(rows, in, p, 5);
+      // Independent reference: plain loops for Y and dX, Eigen dense matrices for dW and db, slice by slice.
+      tensor3<T> y_ref(rows, q, p), dw_ref(in, width, p), db_ref(1, width, p), dx_ref(rows, in, p);
+      for (std::size_t k = 0; k < p; ++k) {
+        const detail::dense_matrix<T> xk = x.slice(k), wk = w.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q));
+        for (std::size_t i = 0; i < rows; ++i) {
+          for (std::size_t j = 0; j < q; ++j) {
+            T acc = b(0, c0 + j, k);
+            for (std::size_t t = 0; t < in; ++t) acc += xk(Eigen::Index(i), Eigen::Index(t)) * wk(Eigen::Index(t), Eigen::Index(j));
+            y_ref(i, j, k) = acc;
+          }
+          for (std::size_t t = 0; t < in; ++t) {
+            T acc = 0;
+            for (std::size_t j = 0; j < q; ++j) acc += dy(i, j, k) * wk(Eigen::Index(t), Eigen::Index(j));
+            dx_ref(i, t, k) = acc;
+          }
         }
-      dw_ref.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q)) = xk.transpose() * dy.slice(k);
-      db_ref.slice(k).row(0).segment(Eigen::Index(c0), Eigen::Index(q)) = dy.slice(k).colwise().sum();
-      dx_ref.slice(k) = dy.slice(k) * wk.transpose();
+        dw_ref.slice(k).middleCols(Eigen::Index(c0), Eigen::Index(q)) = xk.transpose() * dy.slice(k);
+        db_ref.slice(k).row(0).segment(Eigen::Index(c0), Eigen::Index(q)) = dy.slice(k).colwise().sum();
+      }
+      tensor3<T> dx_plus_ref = dx0;
+      dx_plus_ref += dx_ref;
+      for (std::size_t threads : {1, 3}) {
+        const threads_for_scope t(threads);
+        tensor3<T> y, dw(in, width, p), db(1, width, p), dx, dx_plus = dx0;
+        nn::detail::slice_linear_forward(x, w, b, c0, q, y);
+        nn::detail::slice_linear_backward(x, w, dy, c0, &dx, false, dw, db);
+        nn::detail::slice_linear_backward(x, w, dy, c0, &dx_plus, true, dw, db);
+        TPROD_CHECK_CLOSE(y, y_ref, T, in);
+        TPROD_CHECK_CLOSE(dw, dw_ref, T, rows);
+        TPROD_CHECK_CLOSE(db, db_ref, T, rows);
+        TPROD_CHECK_CLOSE(dx, dx_ref, T, q);
+        TPROD_CHECK_CLOSE(dx_plus, dx_plus_ref, T, q);
+      }
     }
-    for (std::size_t threads : {1, 3}) {
-      const threads_for_scope t(threads);
-      tensor3<T> y, dw(in, width, p), db(1, width, p), dx;
-      nn::detail::slice_linear_forward(x, w, b, c0, q, y);
-      nn::detail::slice_linear_backward(x, w, dy, c0, &dx, false, dw, db);
-      TPROD_CHECK_CLOSE(y, y_ref, T, in);
-      TPROD_CHECK_CLOSE(dw, dw_ref, T, rows);
-      TPROD_CHECK_CLOSE(db, db_ref, T, rows);
-      TPROD_CHECK_CLOSE(dx, dx_ref, T, q);
-    }
-  }
+}
+
+TEST_CASE_TEMPLATE("attention's masked softmax and its backward, column by column, equal plain loops for every "
+                   "valid-key count around the packet width", T, float, double) {
+  namespace cpu = backend::cpu;
+  using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  constexpr std::size_t W = cpu::detail::softmax_columns::width<T>;
+  const T scale = T(0.37);
+  // Columns shorter than a packet, of whole packets, and with a partial last packet; masks leaving 0, 1, W − 1,
+  // W, W + 1 and all keys valid (key_lengths), and the causal staircase.
+  for (const std::size_t tk : {std::size_t(1), W - 1, W, W + 1, 2 * W + 3, std::size_t(50)})
+    for (const std::size_t valid : {std::size_t(0), std::size_t(1), W - 1, W, W + 1, tk})
+      for (const bool causal : {false, true}) {
+        if (valid > tk) continue;
+        CAPTURE(tk);
+        CAPTURE(valid);
+        CAPTURE(causal);
+        const std::size_t tq = 7;
+        const std::vector<std::size_t> lengths{valid};
+        const cpu::attention_masking mask{causal, lengths};
+        const cpu::attention_blocks d{1, 1, 1, tq, tk, 4};
+        matrix st = 3 * matrix::Random(Eigen::Index(tk), Eigen::Index(tq));
+        const matrix scores = st;
+        cpu::detail::masked_softmax<T>(Eigen::Map<matrix>(st.data(), st.rows(), st.cols()), scale, mask, d, 0);
+        const matrix dp = matrix::Random(Eigen::Index(tk), Eigen::Index(tq));
+        matrix ds = dp;
+        cpu::softmax_backward<T>(Eigen::Map<const matrix>(st.data(), st.rows(), st.cols()),
+                                 Eigen::Map<matrix>(ds.data(), ds.rows(), ds.cols()), scale);
+        // Plain loops in double: P = softmax over the column's valid keys of scale·(s − max), 0 elsewhere;
+        // dS = scale·P ⊙ (dP − Σ_k P ⊙ dP).
+        Eigen::MatrixXd p_ref = Eigen::MatrixXd::Zero(st.rows(), st.cols()), ds_ref(st.rows(), st.cols());
+        for (std::size_t t = 0; t < tq; ++t) {
+          const std::size_t nv = std::min(valid, causal ? t + 1 : tk);
+          double mx = -1e300, sum = 0, c = 0;
+          for (std::size_t k = 0; k < nv; ++k) mx = std::max(mx, double(scores(Eigen::Index(k), Eigen::Index(t))));
+          for (std::size_t k = 0; k < nv; ++k)
+            sum += p_ref(Eigen::Index(k), Eigen::Index(t)) =
+                std::exp(double(scale) * (double(scores(Eigen::Index(k), Eigen::Index(t))) - mx));
+          for (std::size_t k = 0; k < nv; ++k) p_ref(Eigen::Index(k), Eigen::Index(t)) /= sum;
+          for (std::size_t k = 0; k < tk; ++k)
+            c += p_ref(Eigen::Index(k), Eigen::Index(t)) * double(dp(Eigen::Index(k), Eigen::Index(t)));
+          for (std::size_t k = 0; k < tk; ++k)
+            ds_ref(Eigen::Index(k), Eigen::Index(t)) = double(scale) * p_ref(Eigen::Index(k), Eigen::Index(t)) *
+                                                       (double(dp(Eigen::Index(k), Eigen::Index(t))) - c);
+        }
+        check_entrywise_close<T>(st.template cast<double>(), p_ref, 4 * tk);
+        check_entrywise_close<T>(ds.template cast<double>(), ds_ref, 4 * tk);
+        for (std::size_t t = 0; t < tq; ++t)  // masked keys exactly 0
+          for (std::size_t k = std::min(valid, causal ? t + 1 : tk); k < tk; ++k)
+            CHECK(st(Eigen::Index(k), Eigen::Index(t)) == T(0));
+      }
 }
 
 TEST_CASE_TEMPLATE("tube kernel: the split DCT and OUT = IN·Mt equal Eigen's products for p ≤ 64, tile and panel", R,

@@ -43,24 +43,121 @@ struct block_index {
       : s(f / (d.heads * d.batch)), j((f / d.batch) % d.heads), b(f % d.batch) {}
 };
 
-/// Column-wise masked softmax of the scaled scores Sᵀ (in place): column t keeps its first valid_keys entries.
-/// The exponential runs once over the whole contiguous T_k×T_q block rather than column by column: a column of
-/// T_k = 50 starts unaligned and ends short of a 16-wide packet, so per column about half of its values went through
-/// the scalar expf (8 % of a TCP-ViT training step). The padded keys' entries, exponentiated with the rest, are
-/// zeroed afterwards.
+/// Column kernels of the softmax, vectorised down a column with Eigen's packets. Columns are short (T_k = 50 in
+/// TCP-ViT) and start unaligned, so Eigen's own reductions over them ran their maxima and sums as serial scalar
+/// chains and sent up to half of each column through the scalar expf (together a fifth of a TCP-ViT training step);
+/// here a column's last partial packet goes through a padded copy, so every element takes the packet path.
+namespace softmax_columns {
+template <class T>
+using packet = typename Eigen::internal::packet_traits<T>::type;
+template <class T>
+inline constexpr std::size_t width = std::size_t(Eigen::internal::unpacket_traits<packet<T>>::size);
+
+/// max_k c[k] over k < n (n ≥ 1).
+template <class T>
+T max_of(const T* c, std::size_t n) {
+  using namespace Eigen::internal;
+  constexpr std::size_t W = width<T>;
+  T m = c[0];
+  std::size_t k = 0;
+  if (n >= W) {
+    packet<T> mp = ploadu<packet<T>>(c);
+    for (k = W; k + W <= n; k += W) mp = pmax(mp, ploadu<packet<T>>(c + k));
+    m = predux_max(mp);
+  }
+  for (; k < n; ++k) m = std::max(m, c[k]);
+  return m;
+}
+
+/// c[k] = exp(scale·(c[k] − shift)) for k < n, returning their sum. A last partial packet is computed as the
+/// column's last whole packet (read before the loop overwrites it; the lanes it shares with the loop's last packet
+/// are recomputed to the same values) and adds only its new lanes to the sum; a column shorter than a packet goes
+/// through a copy padded with the shift.
+template <class T>
+T exp_shifted(T* c, std::size_t n, T shift, T scale) {
+  using namespace Eigen::internal;
+  using P = packet<T>;
+  constexpr std::size_t W = width<T>;
+  const P s = pset1<P>(shift), f = pset1<P>(scale);
+  const auto exp_of = [&](const P& x) { return pexp(pmul(psub(x, s), f)); };
+  if (n < W) {
+    alignas(64) T padded[W];
+    std::fill(padded, padded + W, shift);
+    std::copy(c, c + n, padded);
+    pstore(padded, exp_of(pload<P>(padded)));
+    T total = 0;
+    for (std::size_t k = 0; k < n; ++k) total += c[k] = padded[k];
+    return total;
+  }
+  const P last = ploadu<P>(c + n - W);
+  P sum = pset1<P>(T(0));
+  std::size_t k = 0;
+  for (; k + W <= n; k += W) {
+    const P e = exp_of(ploadu<P>(c + k));
+    pstoreu(c + k, e);
+    sum = padd(sum, e);
+  }
+  if (k < n) {
+    const P e = exp_of(last);
+    pstoreu(c + n - W, e);
+    const P new_lanes = pcmp_le(pset1<P>(T(W - (n - k))), plset<P>(T(0)));  // lanes W − (n − k) … W − 1
+    sum = padd(sum, pand(e, new_lanes));
+  }
+  return predux(sum);
+}
+
+/// c[k] *= factor for k < n.
+template <class T>
+void scale_by(T* c, std::size_t n, T factor) {
+  using namespace Eigen::internal;
+  using P = packet<T>;
+  constexpr std::size_t W = width<T>;
+  const P f = pset1<P>(factor);
+  std::size_t k = 0;
+  for (; k + W <= n; k += W) pstoreu(c + k, pmul(ploadu<P>(c + k), f));
+  for (; k < n; ++k) c[k] *= factor;
+}
+
+/// Σ_k a[k]·b[k] over k < n.
+template <class T>
+T dot(const T* a, const T* b, std::size_t n) {
+  using namespace Eigen::internal;
+  using P = packet<T>;
+  constexpr std::size_t W = width<T>;
+  P sum = pset1<P>(T(0));
+  std::size_t k = 0;
+  for (; k + W <= n; k += W) sum = pmadd(ploadu<P>(a + k), ploadu<P>(b + k), sum);
+  T total = predux(sum);
+  for (; k < n; ++k) total += a[k] * b[k];
+  return total;
+}
+
+/// d[k] = scale·p[k]·(d[k] − c) for k < n.
+template <class T>
+void softmax_backward_column(const T* p, T* d, std::size_t n, T c, T scale) {
+  using namespace Eigen::internal;
+  using P = packet<T>;
+  constexpr std::size_t W = width<T>;
+  const P cp = pset1<P>(c), f = pset1<P>(scale);
+  std::size_t k = 0;
+  for (; k + W <= n; k += W)
+    pstoreu(d + k, pmul(pmul(f, ploadu<P>(p + k)), psub(ploadu<P>(d + k), cp)));
+  for (; k < n; ++k) d[k] = scale * p[k] * (d[k] - c);
+}
+}  // namespace softmax_columns
+
+/// Column-wise masked softmax of the scores Sᵀ (in place), each column scaled after its maximum is subtracted:
+/// column t keeps its first valid_keys entries, the rest are 0 (all of it when no key is valid).
 template <class T>
 void masked_softmax(Eigen::Map<matrix<T>> st, T scale, const attention_masking& mask, const attention_blocks& d,
                     std::size_t b) {
+  namespace sc = softmax_columns;
   for (std::size_t t = 0; t < d.tq; ++t) {
-    auto head = st.col(Eigen::Index(t)).head(Eigen::Index(mask.valid_keys(d, b, t))).array();
-    head = (head - head.maxCoeff()) * scale;
-  }
-  st.array() = st.array().exp();
-  for (std::size_t t = 0; t < d.tq; ++t) {
-    const auto nv = Eigen::Index(mask.valid_keys(d, b, t));
-    auto col = st.col(Eigen::Index(t));
-    col.head(nv) *= T(1) / col.head(nv).sum();
-    col.tail(Eigen::Index(d.tk) - nv).setZero();
+    const std::size_t nv = mask.valid_keys(d, b, t);
+    T* c = st.col(Eigen::Index(t)).data();
+    std::fill(c + nv, c + d.tk, T(0));
+    if (nv == 0) continue;
+    sc::scale_by(c, nv, T(1) / sc::exp_shifted(c, nv, sc::max_of(c, nv), scale));
   }
 }
 }  // namespace detail
@@ -68,8 +165,13 @@ void masked_softmax(Eigen::Map<matrix<T>> st, T scale, const attention_masking& 
 /// @brief dSᵀ = scale·P ⊙ (dPᵀ − 1·colsum(P ⊙ dPᵀ)), in place in dpt (masked entries have P = 0, so dS = 0 there).
 template <class T>
 void softmax_backward(const Eigen::Map<const detail::matrix<T>>& pt, Eigen::Map<detail::matrix<T>> dpt, T scale) {
-  const Eigen::Array<T, 1, Eigen::Dynamic> c = (pt.array() * dpt.array()).colwise().sum();
-  dpt.array() = scale * pt.array() * (dpt.array().rowwise() - c);
+  namespace sc = detail::softmax_columns;
+  const auto n = std::size_t(pt.rows());
+  for (Eigen::Index t = 0; t < pt.cols(); ++t) {
+    const T* p = pt.col(t).data();
+    T* d = dpt.col(t).data();
+    sc::softmax_backward_column(p, d, n, sc::dot(p, d, n), scale);
+  }
 }
 
 /// @brief P_f = masked softmax(scale·K_f·Q_fᵀ), and O_f = P_fᵀ·V_f when `weight`.

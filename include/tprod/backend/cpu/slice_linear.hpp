@@ -2,13 +2,14 @@
 #pragma once
 /// @file slice_linear.hpp
 /// @brief The CPU backend's slice-linear tasks (contract: backend/kernels/slice_linear.hpp): the nn layers'
-/// transform-domain linear map Y_k = X_k·W_k[:, c0:c0+q] + 1·b_k[c0:c0+q] and its backward pass, as Eigen GEMMs
-/// over (slice × column panel) units shared by the threads.
+/// transform-domain linear map Y_k = X_k·W_k[:, c0:c0+q] + 1·b_k[c0:c0+q] and its backward pass, as GEMMs over
+/// (slice × column panel) units shared by the threads: Eigen's, or the tube kernel's small GEMM for narrow slices.
 #include <algorithm>
 #include <cstddef>
 
 #include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/backend/cpu/system.hpp"
+#include "tprod/backend/cpu/tube_kernel.hpp"
 #include "tprod/core/tensor3_view.hpp"
 
 namespace tprod::backend::cpu {
@@ -27,12 +28,47 @@ void for_each_slice_panel(std::size_t p, std::size_t cols, std::size_t macs, std
   });
 }
 
+namespace detail {
+/// Whether products whose inner dimension is `inner` run on the tube kernel's small GEMM (tube_kernel.hpp) rather
+/// than Eigen's: real scalars it vectorises and inner ≤ tube_kernel_max_tubes, the 16- to 64-wide slices of the
+/// compressed models. On TCP-ViT's 3,200-row slices, one thread, it took 0.55–0.92× the time of Eigen's GEMM for inner
+/// widths 16 to 64 and 16 to 96 outputs, except at 32 × 32, which moved between 0.66× and 1.23× from run to run
+/// (bench_nn's slice_linear/ and eigen_gemm/ cases; docs/performance.md, "The narrow slices' GEMMs").
+template <class T>
+bool on_small_gemm(std::size_t inner) {
+  if constexpr (tube_kernel::supported<T>)
+    return inner <= tube_kernel_max_tubes;
+  else
+    return false;
+}
+
+/// OUT[:, j] = start + IN·M[:, j] for the columns j < q of OUT (rows × q, leading dimension rows), in panels of at
+/// most tube_kernel_max_tubes columns; M is p×q with leading dimension ldm, IN rows × p.
+template <class T>
+void small_gemm_panels(const T* in, std::size_t rows, std::size_t p, const T* m, std::size_t ldm, std::size_t q, T* out,
+                       const T* bias, bool accumulate) {
+  for (std::size_t c = 0; c < q; c += tube_kernel_max_tubes) {
+    const std::size_t n = std::min(tube_kernel_max_tubes, q - c);
+    small_gemm<T>(in, rows, int(p), m + c * ldm, int(n), out + c * rows,
+                  {bias ? bias + c : nullptr, accumulate}, 1);
+  }
+}
+}  // namespace detail
+
 /// @brief Y_k = X_k·W_k[:, c0:c0+q] (+ b_k[c0:c0+q] on every row) for every slice k, q = Y's width.
 template <class T>
 void slice_linear_forward(const system& sys, tensor3_view<const T> x, tensor3_view<const T> w, tensor3_view<const T> b,
                           std::size_t c0, tensor3_view<T> y) {
   for_each_slice_panel(x.p(), y.n(), x.m() * x.n() * y.n(), sys.threads(),
                        [&](std::size_t k, Eigen::Index j, Eigen::Index n) {
+                         if (detail::on_small_gemm<T>(x.n())) {
+                           const std::size_t rows = x.m(), col = c0 + std::size_t(j);
+                           detail::small_gemm_panels<T>(x.slice(k).data(), rows, x.n(),
+                                                        w.slice(k).data() + col * w.m(), w.m(), std::size_t(n),
+                                                        y.slice(k).data() + std::size_t(j) * rows,
+                                                        b.size() != 0 ? b.slice(k).data() + col : nullptr, false);
+                           return;
+                         }
                          auto yk = y.slice(k).middleCols(j, n);
                          const auto wk = w.slice(k).middleCols(Eigen::Index(c0) + j, n);
                          if (b.size() != 0) {
@@ -63,6 +99,18 @@ void slice_linear_backward(const system& sys, tensor3_view<const T> x, tensor3_v
   if (dx.size() == 0) return;
   for_each_slice_panel(x.p(), x.n(), macs, sys.threads(), [&](std::size_t k, Eigen::Index j, Eigen::Index n) {
     const auto wk = w.slice(k).middleCols(c, q).middleRows(j, n);
+    if (detail::on_small_gemm<T>(std::size_t(q))) {
+      // The small GEMM's factor is column-major with its inner dimension first: Wᵀ's panel, copied (≤ 64×64).
+      alignas(64) T wt[tube_kernel_max_tubes * tube_kernel_max_tubes];
+      for (Eigen::Index c0 = 0; c0 < n; c0 += Eigen::Index(tube_kernel_max_tubes)) {
+        const Eigen::Index cols = std::min(n - c0, Eigen::Index(tube_kernel_max_tubes));
+        Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>>(wt, q, cols) = wk.middleRows(c0, cols).transpose();
+        const std::size_t rows = x.m();
+        small_gemm<T>(dy.slice(k).data(), rows, int(q), wt, int(cols),
+                      dx.slice(k).data() + std::size_t(j + c0) * rows, {nullptr, accumulate}, 1);
+      }
+      return;
+    }
     if (accumulate)
       dx.slice(k).middleCols(j, n).noalias() += dy.slice(k) * wk.transpose();
     else

@@ -24,6 +24,7 @@
 /// The inverse (Φ⁻¹ = Φᵀ) runs the same steps transposed and in reverse order.
 #include <Eigen/Core>
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -68,9 +69,19 @@ struct columns {
   R* col(std::ptrdiff_t j) const { return data + j * ld; }
 };
 
-/// dst column k = Σ_{t<n} m[t + k·n]·src column t for the K columns k0 ≤ k < k0 + K, accumulated in registers.
+/// Where the accumulators of output column k start: at zero (the default), at bias[k] on every row, or at the
+/// output's own values (OUT += …).
+template <class R>
+struct start_values {
+  const R* bias = nullptr;   ///< when not null, output column k starts at bias[k]
+  bool from_output = false;  ///< when set, output column k starts at its own values
+};
+
+/// dst column k = start_k + Σ_{t<n} m[t + k·n]·src column t for the K columns k0 ≤ k < k0 + K, accumulated in
+/// registers.
 template <int K, class R>
-EIGEN_ALWAYS_INLINE void accumulate(columns<const R> src, int n, const R* m, int k0, columns<R> dst) {
+EIGEN_ALWAYS_INLINE void accumulate(columns<const R> src, int n, const R* m, int k0, columns<R> dst,
+                                    start_values<R> start) {
   using namespace Eigen::internal;
   using P = packet<R>;
   constexpr int W = width<R>;
@@ -78,8 +89,16 @@ EIGEN_ALWAYS_INLINE void accumulate(columns<const R> src, int n, const R* m, int
   // them on the stack and ran at half the speed of -O3). At -O1, CI's setting for tprod::instances, the kernel is
   // still about 1.5× slower than at -O2.
   P acc[K][2];
+  if (start.from_output) {
 #pragma GCC unroll 16
-  for (int k = 0; k < K; ++k) acc[k][0] = acc[k][1] = pset1<P>(R(0));
+    for (int k = 0; k < K; ++k) {
+      acc[k][0] = ploadu<P>(dst.col(k0 + k));
+      acc[k][1] = ploadu<P>(dst.col(k0 + k) + W);
+    }
+  } else {
+#pragma GCC unroll 16
+    for (int k = 0; k < K; ++k) acc[k][0] = acc[k][1] = pset1<P>(start.bias ? start.bias[k0 + k] : R(0));
+  }
   for (int t = 0; t < n; ++t) {
     const R* x = src.col(t);
     const P x0 = ploadu<P>(x), x1 = ploadu<P>(x + W);
@@ -97,15 +116,26 @@ EIGEN_ALWAYS_INLINE void accumulate(columns<const R> src, int n, const R* m, int
   }
 }
 
-/// dst columns k < q = Σ_{t<n} m(t, k)·src column t, with m an n×q column-major factor.
+/// dst columns k < q = start_k + Σ_{t<n} m(t, k)·src column t, with m an n×q column-major factor.
 template <class R>
-void multiply(columns<const R> src, int n, const R* m, int q, columns<R> dst) {
+void multiply(columns<const R> src, int n, const R* m, int q, columns<R> dst, start_values<R> start = {}) {
   int k = 0;
-  for (; k + outputs <= q; k += outputs) accumulate<outputs>(src, n, m, k, dst);
+  for (; k + outputs <= q; k += outputs) accumulate<outputs>(src, n, m, k, dst, start);
   if constexpr (outputs > 4)
-    if (k + 4 <= q) accumulate<4>(src, n, m, k, dst), k += 4;
-  if (k + 2 <= q) accumulate<2>(src, n, m, k, dst), k += 2;
-  if (k < q) accumulate<1>(src, n, m, k, dst);
+    if (k + 4 <= q) accumulate<4>(src, n, m, k, dst, start), k += 4;
+  if (k + 2 <= q) accumulate<2>(src, n, m, k, dst, start), k += 2;
+  if (k < q) accumulate<1>(src, n, m, k, dst, start);
+}
+
+/// multiply() for small_gemm, inlined into a function of its own name, so that a profile tells the GEMM tiles (the
+/// nn layers' slice products, and tube_multiply's general transforms) from the DCT's and the DFT's
+/// (scripts/profile-train-step.py sorts samples by function name).
+template <class R>
+#if defined(__GNUC__)
+__attribute__((flatten, noinline))
+#endif
+void gemm_tile(columns<const R> src, int n, const R* m, int q, columns<R> dst, start_values<R> start) {
+  multiply<R>(src, n, m, q, dst, start);
 }
 
 /// The butterfly of one tile column pair: sum = a + b, difference = a − b.
@@ -218,8 +248,10 @@ inline constexpr std::size_t direct_max_bytes = std::size_t(1) << 20;
 /// every input column into local memory (long contiguous reads where a tile reads p columns whose stride is a large
 /// power of two, 4 MiB for 1024×1024 slices: p pages and p prefetch streams per tile), runs the tiles there and
 /// copies the outputs back. The copies also make in == out safe and pad the last partial tile with zeros.
+/// When `tile_reads_out` (a tile accumulating into its outputs), the panels are loaded with the outputs' values too.
 template <class R, class In, class Out, class Tile>
-void for_each_tile(const In* in, int p, Out* out, int q, std::size_t rows, std::size_t threads, Tile tile) {
+void for_each_tile(const In* in, int p, Out* out, int q, std::size_t rows, std::size_t threads, Tile tile,
+                   bool tile_reads_out = false) {
   static_assert(std::is_same_v<In, R> || std::is_same_v<In, std::complex<R>>);
   static_assert(std::is_same_v<Out, R> || std::is_same_v<Out, std::complex<R>>);
   constexpr std::size_t V = tile_rows<R>;
@@ -242,10 +274,16 @@ void for_each_tile(const In* in, int p, Out* out, int q, std::size_t rows, std::
       std::copy_n(in + r + std::size_t(t) * rows, n, in_panel + t * ld);
       std::fill(in_panel + t * ld + n, in_panel + t * ld + padded, In(0));
     }
+    if (tile_reads_out)
+      for (int k = 0; k < q; ++k) {
+        std::copy_n(out + r + std::size_t(k) * rows, n, out_panel + k * ld);
+        std::fill(out_panel + k * ld + n, out_panel + k * ld + padded, Out(0));
+      }
     for (std::size_t j = 0; j < padded; j += V) tile_at(in_panel + j, ld, out_panel + j, ld);
     for (int k = 0; k < q; ++k) std::copy_n(out_panel + k * ld, n, out + r + std::size_t(k) * rows);
   };
   const bool in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
+  assert(!(in_place && tile_reads_out));
   const bool short_tubes = std::max(p, q) <= direct_max_columns;
   const bool small =
       !in_place && rows * std::size_t(std::max(p * sizeof(In), q * sizeof(Out))) <= direct_max_bytes;
@@ -275,16 +313,26 @@ void for_each_tile(const In* in, int p, Out* out, int q, std::size_t rows, std::
 
 }  // namespace tube_kernel
 
+/// @brief OUT = start + IN·M for the (rows × p) IN and (rows × q) OUT column-major with leading dimension rows and
+/// M a p×q column-major factor with leading dimension p, p, q ≤ tube_kernel_max_tubes: the tall, narrow GEMMs of
+/// the nn layers' 16- to 64-wide slices (Y = X·W + 1·bᵀ, dX += dY·Wᵀ). `start` adds a bias row or OUT's own values.
+/// IN and OUT may be the same memory only with p = q and a zero start.
+template <class R>
+void small_gemm(const R* in, std::size_t rows, int p, const R* m, int q, R* out, tube_kernel::start_values<R> start,
+                std::size_t threads) {
+  using namespace tube_kernel;
+  tube_kernel::for_each_tile<R>(
+      in, p, out, q, rows, threads,
+      [&](columns<const R> src, columns<R> dst) { gemm_tile<R>(src, p, m, q, dst, start); }, start.from_output);
+}
+
 /// @brief OUT = IN · Mt for the (rows × p) IN and (rows × q) OUT column-major, Mt p×q (the tensor's tube
 /// unfolding, with rows = m·n, or 2·m·n for complex data under a real factor), p, q ≤ tube_kernel_max_tubes. IN and
 /// OUT may be the same memory (with q = p): each panel's inputs are copied before its outputs are written.
 template <class R>
 void tube_multiply(const R* in, const tprod::detail::dense_matrix<R>& Mt, R* out, std::size_t rows,
                    std::size_t threads) {
-  using namespace tube_kernel;
-  const int n = int(Mt.rows()), q = int(Mt.cols());
-  tube_kernel::for_each_tile<R>(in, n, out, q, rows, threads,
-                                [&](columns<const R> src, columns<R> dst) { multiply<R>(src, n, Mt.data(), q, dst); });
+  small_gemm<R>(in, rows, int(Mt.rows()), Mt.data(), int(Mt.cols()), out, {}, threads);
 }
 
 /// @brief The orthonormal DCT-II along tubes of length p ≤ tube_kernel_max_tubes (forward, Y = X·Φᵀ) or its

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// The nn layers' slice products at the compressed models' widths: Y = X·W + 1·bᵀ for one slice of B·T = 3,200 rows
+// (TCP-ViT's batch of 64 sequences of 50) and inner × outer widths from 16 to 64, float, one thread:
+//   slice_linear/k<in>_q<out>   tprod's slice_linear task (the tube kernel's small GEMM for in ≤ 64)
+//   eigen_gemm/k<in>_q<out>     the same product as Eigen's GEMM, the bias written first (what the task did before)
+// Their ratio in one run is the small GEMM's gain over Eigen at the shapes of the slices (docs/performance.md).
+#include <benchmark/benchmark.h>
+
+#include "bench_threads.hpp"
+#include "tprod/core/random.hpp"
+#include "tprod/nn/detail/slice_gemm.hpp"
+
+namespace {
+
+constexpr std::size_t rows = 3200;
+
+void slice_linear(benchmark::State& state, std::size_t in, std::size_t out) {
+  const bench::thread_count one(1);
+  const auto x = tprod::random_tensor3<float>(rows, in, 1, 1), w = tprod::random_tensor3<float>(in, out, 1, 2);
+  const auto b = tprod::random_tensor3<float>(1, out, 1, 3);
+  tprod::tensor3<float> y;
+  for (auto _ : state) {
+    tprod::nn::detail::slice_linear_forward(x, w, b, 0, out, y);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
+void eigen_gemm(benchmark::State& state, std::size_t in, std::size_t out) {
+  const bench::thread_count one(1);
+  using matrix = Eigen::MatrixXf;
+  const matrix x = matrix::Random(Eigen::Index(rows), Eigen::Index(in)), w = matrix::Random(Eigen::Index(in), Eigen::Index(out));
+  const Eigen::RowVectorXf b = Eigen::RowVectorXf::Random(Eigen::Index(out));
+  matrix y = matrix::Zero(Eigen::Index(rows), Eigen::Index(out));
+  for (auto _ : state) {
+    y.rowwise() = b;
+    y.noalias() += x * w;
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
+#define TPROD_SLICE_CASES(in, out)                                                                            \
+  BENCHMARK_CAPTURE(slice_linear, k##in##_q##out, in, out)->Name("slice_linear/k" #in "_q" #out)->UseRealTime(); \
+  BENCHMARK_CAPTURE(eigen_gemm, k##in##_q##out, in, out)->Name("eigen_gemm/k" #in "_q" #out)->UseRealTime();
+TPROD_SLICE_CASES(16, 16)
+TPROD_SLICE_CASES(16, 48)
+TPROD_SLICE_CASES(16, 64)
+TPROD_SLICE_CASES(64, 16)
+TPROD_SLICE_CASES(32, 32)
+TPROD_SLICE_CASES(32, 96)
+TPROD_SLICE_CASES(64, 64)
+
+}  // namespace
