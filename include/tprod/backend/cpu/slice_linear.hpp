@@ -10,6 +10,7 @@
 #include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/backend/cpu/system.hpp"
 #include "tprod/backend/cpu/tube_kernel.hpp"
+#include "tprod/core/detail/buffer.hpp"
 #include "tprod/core/tensor3_view.hpp"
 
 namespace tprod::backend::cpu {
@@ -41,18 +42,6 @@ bool on_small_gemm(std::size_t inner) {
   else
     return false;
 }
-
-/// OUT[:, j] = start + IN·M[:, j] for the columns j < q of OUT (rows × q, leading dimension rows), in panels of at
-/// most tube_kernel_max_tubes columns; M is p×q with leading dimension ldm, IN rows × p.
-template <class T>
-void small_gemm_panels(const T* in, std::size_t rows, std::size_t p, const T* m, std::size_t ldm, std::size_t q, T* out,
-                       const T* bias, bool accumulate) {
-  for (std::size_t c = 0; c < q; c += tube_kernel_max_tubes) {
-    const std::size_t n = std::min(tube_kernel_max_tubes, q - c);
-    small_gemm<T>(in, rows, int(p), m + c * ldm, int(n), out + c * rows,
-                  {bias ? bias + c : nullptr, accumulate}, 1);
-  }
-}
 }  // namespace detail
 
 /// @brief Y_k = X_k·W_k[:, c0:c0+q] (+ b_k[c0:c0+q] on every row) for every slice k, q = Y's width.
@@ -63,10 +52,9 @@ void slice_linear_forward(const system& sys, tensor3_view<const T> x, tensor3_vi
                        [&](std::size_t k, Eigen::Index j, Eigen::Index n) {
                          if (detail::on_small_gemm<T>(x.n())) {
                            const std::size_t rows = x.m(), col = c0 + std::size_t(j);
-                           detail::small_gemm_panels<T>(x.slice(k).data(), rows, x.n(),
-                                                        w.slice(k).data() + col * w.m(), w.m(), std::size_t(n),
-                                                        y.slice(k).data() + std::size_t(j) * rows,
-                                                        b.size() != 0 ? b.slice(k).data() + col : nullptr, false);
+                           small_gemm<T>(x.slice(k).data(), rows, int(x.n()), w.slice(k).data() + col * w.m(), int(n),
+                                         y.slice(k).data() + std::size_t(j) * rows,
+                                         {b.size() != 0 ? b.slice(k).data() + col : nullptr, false}, 1);
                            return;
                          }
                          auto yk = y.slice(k).middleCols(j, n);
@@ -100,15 +88,13 @@ void slice_linear_backward(const system& sys, tensor3_view<const T> x, tensor3_v
   for_each_slice_panel(x.p(), x.n(), macs, sys.threads(), [&](std::size_t k, Eigen::Index j, Eigen::Index n) {
     const auto wk = w.slice(k).middleCols(c, q).middleRows(j, n);
     if (detail::on_small_gemm<T>(std::size_t(q))) {
-      // The small GEMM's factor is column-major with its inner dimension first: Wᵀ's panel, copied (≤ 64×64).
-      alignas(64) T wt[tube_kernel_max_tubes * tube_kernel_max_tubes];
-      for (Eigen::Index c0 = 0; c0 < n; c0 += Eigen::Index(tube_kernel_max_tubes)) {
-        const Eigen::Index cols = std::min(n - c0, Eigen::Index(tube_kernel_max_tubes));
-        Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>>(wt, q, cols) = wk.middleRows(c0, cols).transpose();
-        const std::size_t rows = x.m();
-        small_gemm<T>(dy.slice(k).data(), rows, int(q), wt, int(cols),
-                      dx.slice(k).data() + std::size_t(j + c0) * rows, {nullptr, accumulate}, 1);
-      }
+      // The small GEMM's factor is column-major with its inner dimension first: Wᵀ's panel, copied (q ≤ 64 rows),
+      // into tprod's recycled memory.
+      tprod::detail::buffer<T> wt(std::size_t(q) * std::size_t(n));
+      Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>>(wt.data(), q, n) = wk.transpose();
+      const std::size_t rows = x.m();
+      small_gemm<T>(dy.slice(k).data(), rows, int(q), wt.data(), int(n), dx.slice(k).data() + std::size_t(j) * rows,
+                    {nullptr, accumulate}, 1);
       return;
     }
     if (accumulate)

@@ -314,16 +314,23 @@ void for_each_tile(const In* in, int p, Out* out, int q, std::size_t rows, std::
 }  // namespace tube_kernel
 
 /// @brief OUT = start + IN·M for the (rows × p) IN and (rows × q) OUT column-major with leading dimension rows and
-/// M a p×q column-major factor with leading dimension p, p, q ≤ tube_kernel_max_tubes: the tall, narrow GEMMs of
-/// the nn layers' 16- to 64-wide slices (Y = X·W + 1·bᵀ, dX += dY·Wᵀ). `start` adds a bias row or OUT's own values.
-/// IN and OUT may be the same memory only with p = q and a zero start.
+/// M a p×q column-major factor with leading dimension p, p ≤ tube_kernel_max_tubes: the tall, narrow GEMMs of the
+/// nn layers' 16- to 64-wide slices (Y = X·W + 1·bᵀ, dX += dY·Wᵀ). `start` adds a bias row or OUT's own values.
+/// Wider outputs run in panels of tube_kernel_max_tubes columns (a tile's panel holds that many). IN and OUT may be
+/// the same memory only with p = q and a zero start.
 template <class R>
 void small_gemm(const R* in, std::size_t rows, int p, const R* m, int q, R* out, tube_kernel::start_values<R> start,
                 std::size_t threads) {
   using namespace tube_kernel;
-  tube_kernel::for_each_tile<R>(
-      in, p, out, q, rows, threads,
-      [&](columns<const R> src, columns<R> dst) { gemm_tile<R>(src, p, m, q, dst, start); }, start.from_output);
+  constexpr int panel = int(tube_kernel_max_tubes);
+  for (int c = 0; c < q; c += panel) {
+    const int n = std::min(panel, q - c);
+    const R* mc = m + std::ptrdiff_t(c) * p;
+    const start_values<R> sc{start.bias ? start.bias + c : nullptr, start.from_output};
+    tube_kernel::for_each_tile<R>(
+        in, p, out + std::size_t(c) * rows, n, rows, threads,
+        [&](columns<const R> src, columns<R> dst) { gemm_tile<R>(src, p, mc, n, dst, sc); }, sc.from_output);
+  }
 }
 
 /// @brief OUT = IN · Mt for the (rows × p) IN and (rows × q) OUT column-major, Mt p×q (the tensor's tube
