@@ -18,7 +18,7 @@ if(TPROD_USE_FFTW AND NOT TPROD_FFTW_FOUND)
 endif()
 message(STATUS "tprod: FFTW backend ${TPROD_USE_FFTW}")
 
-# Threads: OpenMP, the mechanism Eigen's own GEMM threading uses (backend/cpu/parallel.hpp says why).
+# Threads: OpenMP, the mechanism Eigen's own GEMM threading uses (core/parallel.hpp says why).
 find_package(OpenMP COMPONENTS CXX)
 option(TPROD_USE_OPENMP "Run tprod's kernels on several threads (OpenMP); off: everything on the calling thread" ${OpenMP_CXX_FOUND})
 if(TPROD_USE_OPENMP AND NOT OpenMP_CXX_FOUND)

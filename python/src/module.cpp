@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "arrays.hpp"
-#include "tprod/backend/cpu/execution.hpp"
+#include "tprod/core/execution.hpp"
 #include "tprod/core/error.hpp"
 #include "tprod/version.hpp"
 

@@ -2,7 +2,10 @@
 // The CPU backend: the threading mechanism, the execution choice, the column-panel facewise kernel and the
 // threaded transforms, each checked against an independent computation (plain loops, or the same operation on
 // one thread where only the schedule differs).
+#include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <atomic>
+#include <functional>
 #include <bit>
 #include <cstdlib>
 #include <stdexcept>
@@ -184,6 +187,40 @@ TEST_CASE_TEMPLATE("products, transforms and factorizations agree on one thread 
     } else {
       TPROD_CHECK_CLOSE(inv, *inv_one, T, 40 * 40);
       TPROD_CHECK_CLOSE(s, *s_one, T, 40 * 40);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("singular_values_slices: σ² of every slice are the eigenvalues of its Gram matrix, real slices "
+                   "from their real parts", T, TPROD_TEST_SCALARS) {
+  // Tall, wide, 1×1, and slices past 16 columns (where BDCSVD leaves Jacobi); 0 slices give no values.
+  for (const auto& [m, n, p] : {std::tuple{5, 3, 4}, std::tuple{3, 5, 3}, std::tuple{1, 1, 2}, std::tuple{40, 33, 2},
+                                std::tuple{4, 2, 0}}) {
+    CAPTURE(shape_string(m, n, p));
+    const auto a = random_tensor3<T>(m, n, p, 7 + m);
+    const std::vector<char> real_slices = p > 1 ? std::vector<char>{0, 1} : std::vector<char>{};
+    const std::size_t r = std::min<std::size_t>(m, n);
+    for (std::size_t threads : {1, 2}) {
+      const auto sigma = backend::cpu::singular_values_slices(backend::cpu::system{execution{transform_path::automatic, threads}},
+                                                              a.dynamic_view(), real_slices);
+      REQUIRE(sigma.size() == r * std::size_t(p));
+      for (std::size_t k = 0; k < std::size_t(p); ++k) {
+        // The slice as the task must factor it: its real part where real_slices says so (complex scalars only).
+        detail::dense_matrix<cd> x = Eigen::Map<const detail::dense_matrix<T>>(
+            a.data() + k * m * n, Eigen::Index(m), Eigen::Index(n)).template cast<cd>();
+        if (is_complex_v<T> && k < real_slices.size() && real_slices[k]) x = x.real().template cast<cd>();
+        const detail::dense_matrix<cd> gram = m >= n ? detail::dense_matrix<cd>(x.adjoint() * x)
+                                                     : detail::dense_matrix<cd>(x * x.adjoint());
+        Eigen::VectorXd lambda = Eigen::SelfAdjointEigenSolver<detail::dense_matrix<cd>>(gram).eigenvalues();
+        std::sort(lambda.data(), lambda.data() + lambda.size(), std::greater<>());
+        const double scale = std::max(1.0, lambda(0));
+        for (std::size_t i = 0; i < r; ++i) {
+          const double got = double(sigma[i + k * r]);
+          CHECK(got >= 0);
+          if (i > 0) CHECK(got <= double(sigma[i - 1 + k * r]));
+          CHECK(std::abs(got * got - lambda(Eigen::Index(i))) <= tol<T>(m * n) * scale);
+        }
+      }
     }
   }
 }

@@ -7,7 +7,7 @@
 /// `Ahat * Bhat` on transformed tensors is the L-product kept in the transform domain.
 #include <string>
 
-#include "tprod/backend/cpu/facewise.hpp"  // the host backend's task; the device's comes with tprod/cuda.hpp
+#include "tprod/backend/kernels/facewise.hpp"
 #include "tprod/core/execution.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <vector>
 
-#include "tprod/backend/cpu/elementwise.hpp"
-#include "tprod/backend/cpu/slice_factorization.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
+#include "tprod/backend/kernels/slice_factorization.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
 

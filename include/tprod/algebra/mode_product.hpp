@@ -12,7 +12,7 @@
 /// cuBLAS on the device); U is a host matrix either way.
 #include <Eigen/Core>
 
-#include "tprod/backend/cpu/mode_product.hpp"
+#include "tprod/backend/kernels/mode_product.hpp"
 #include "tprod/core/tensor3.hpp"
 
 namespace tprod {

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
 

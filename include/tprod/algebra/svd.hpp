@@ -23,8 +23,8 @@
 
 #include "tprod/algebra/detail/slice_factorization.hpp"
 #include "tprod/algebra/factor_mode.hpp"
-#include "tprod/backend/cpu/elementwise.hpp"
-#include "tprod/backend/cpu/slice_factorization.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
+#include "tprod/backend/kernels/slice_factorization.hpp"
 #include "tprod/transform/transformed.hpp"
 
 namespace tprod {

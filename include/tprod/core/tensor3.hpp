@@ -15,7 +15,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/core/detail/buffer.hpp"
 #include "tprod/core/error.hpp"
 #include "tprod/core/extents.hpp"

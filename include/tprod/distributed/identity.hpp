@@ -3,7 +3,7 @@
 /// @file identity.hpp
 /// @brief The L-identity on a communicator: every stored slice I_m in the transform domain (each rank fills its own
 /// slices), and I = L⁻¹(Î) distributed by tubes.
-#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/distributed/transformed.hpp"
 
 namespace tprod::distributed {

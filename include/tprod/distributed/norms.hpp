@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tprod/algebra/norms.hpp"
-#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/distributed/transformed.hpp"
 
 namespace tprod::distributed {

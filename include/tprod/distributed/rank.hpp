@@ -4,7 +4,7 @@
 /// @brief Ranks of distributed tensors (paper 000, Def. 9–10): every owned slice's singular values on its rank, one
 /// MPI_Allgatherv of them, then the one-process decision (tolerance, multi-rank, average and tubal rank) on every
 /// rank alike.
-#include <Eigen/SVD>
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -23,20 +23,11 @@ template <scalar T, transform_policy L>
 rank_info ranks(const transformed<T, L>& ahat, double tol = -1,
                 double epsilon = std::numeric_limits<real_t<T>>::epsilon()) {
   tprod::detail::check_nonempty("distributed::ranks", ahat.m(), ahat.n(), ahat.p());
-  using R = real_t<T>;
   const std::size_t r = std::min(ahat.m(), ahat.n());
-  std::vector<R> local(r * ahat.local().p());
+  std::vector<real_t<T>> local;
   detail::factor_owned_slices(ahat, "distributed::ranks", [&] {
-    factor_slices(tprod::detail::system_of<host_space>(), ahat.local().dynamic_view(),
-                  detail::owned_self_conjugate_slices(ahat), [&](std::size_t k, const auto& x) {
-                    const Eigen::BDCSVD<Eigen::Matrix<typename std::decay_t<decltype(x)>::Scalar, Eigen::Dynamic,
-                                                      Eigen::Dynamic>>
-                        svd(x);
-                    if (svd.info() != Eigen::Success)
-                      throw numerical_error("distributed::ranks: the SVD of transform-domain slice " +
-                                            std::to_string(k) + " did not converge");
-                    for (std::size_t i = 0; i < r; ++i) local[i + k * r] = svd.singularValues()(Eigen::Index(i));
-                  });
+    local = singular_values_slices(tprod::detail::system_of<host_space>(), ahat.local().dynamic_view(),
+                                   detail::owned_self_conjugate_slices(ahat));
   });
   return tprod::detail::ranks_from_singular_values(detail::gather_slice_columns(ahat.comm(), ahat.slices(), r, local),
                                                    ahat.m(), ahat.n(), ahat.p(), ahat.transform(), tol, epsilon);

@@ -3,7 +3,7 @@
 /// @file transpose.hpp
 /// @brief The L-transpose of distributed tensors: Âᵀ(:, :, k) = Â(:, :, k)ᴴ on the owned slices (no communication),
 /// and Aᵀ = L⁻¹(L(A)ᵀ) (two all-to-alls: the tubes of an n×m tensor belong to other ranks than those of m×n).
-#include "tprod/backend/cpu/elementwise.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/distributed/transformed.hpp"
 
 namespace tprod::distributed {

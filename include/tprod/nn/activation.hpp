@@ -9,7 +9,7 @@
 /// GELU_tanh(x) = ½x(1 + tanh(√(2/π)(x + 0.044715x³)));  tanh'(x) = 1 − tanh²(x).
 #include <string_view>
 
-#include "tprod/backend/cpu/activation.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
+#include "tprod/backend/kernels/activation.hpp"
 #include "tprod/nn/detail/common.hpp"
 
 namespace tprod::nn {

@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
-#include "tprod/backend/cpu/embedding.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
-#include "tprod/backend/cpu/sequence.hpp"
+#include "tprod/backend/kernels/embedding.hpp"
+#include "tprod/backend/kernels/sequence.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/nn/tensorize.hpp"
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "tprod/backend/cpu/layer_norm.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
+#include "tprod/backend/kernels/layer_norm.hpp"
 #include "tprod/nn/detail/common.hpp"
 
 namespace tprod::nn {

@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-#include "tprod/backend/cpu/embedding.hpp"  // the host backend's task; the device's comes with tprod/cuda.hpp
+#include "tprod/backend/kernels/embedding.hpp"
 #include "tprod/nn/detail/common.hpp"
 
 namespace tprod::nn {

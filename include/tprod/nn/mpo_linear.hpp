@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/core/parallel.hpp"
 #include "tprod/decomp/mpo.hpp"
 
 namespace tprod::nn {
@@ -224,11 +224,11 @@ void for_each_mpo_block(const mpo<T>& w, std::size_t rows, std::vector<mpo_block
   std::size_t macs_per_row = 0;
   for (const auto& d : mpo_steps(w, 1)) macs_per_row += d.rows * d.in * d.out * d.tail;
   const std::size_t threads =
-      rows * macs_per_row < backend::cpu::parallel_min_macs ? 1 : default_execution().thread_count();
+      rows * macs_per_row < tprod::detail::parallel_min_macs ? 1 : default_execution().thread_count();
   if (buffers.size() < threads) buffers.resize(threads);
   for (auto& b : buffers) b.states.resize(w.order());
-  backend::cpu::parallel_for(blocks, threads, [&](std::size_t u) {
-    auto& buf = buffers[backend::cpu::thread_slot(buffers.size())];
+  tprod::detail::parallel_for(blocks, threads, [&](std::size_t u) {
+    auto& buf = buffers[tprod::detail::thread_slot(buffers.size())];
     const std::size_t first = u * block;
     f(u, first, std::min(block, rows - first), buf);
   });

@@ -49,6 +49,7 @@
 #include <type_traits>
 
 #include "tprod/nn/encoder.hpp"
+#include "tprod/core/parallel.hpp"
 
 namespace tprod::nn {
 
@@ -168,7 +169,7 @@ struct multilinear_attention_workspace {
 
 /// Threads for the blocks: the default execution's, unless the whole is too small to share.
 inline std::size_t multilinear_threads(std::size_t blocks, std::size_t n, std::size_t pairs, std::size_t d) {
-  return blocks * n * n * pairs * d < backend::cpu::parallel_min_macs ? 1 : default_execution().thread_count();
+  return blocks * n * n * pairs * d < tprod::detail::parallel_min_macs ? 1 : default_execution().thread_count();
 }
 
 /// Φ (N²×S) of one sequence from its K′, V′ blocks (N×R).
@@ -278,10 +279,10 @@ void attention_sublayer_forward(const multilinear_attention_params<T, L>& a, con
   }
   const std::size_t threads = detail::multilinear_threads(p * batch, n, a.pairs(), d);
   tensor3<T> phi(std::size_t(nn * nn), std::size_t(s), threads, uninitialized);
-  backend::cpu::parallel_for(p * batch, threads, [&](std::size_t f) {
+  tprod::detail::parallel_for(p * batch, threads, [&](std::size_t f) {
     const std::size_t k = f / batch, rows = (f % batch) * n;
     const auto qkv = std::as_const(c.qkv).slice(k).middleRows(Eigen::Index(rows), nn);
-    auto phi_f = phi.slice(backend::cpu::thread_slot(threads));
+    auto phi_f = phi.slice(tprod::detail::thread_slot(threads));
     detail::pair_matrix<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), phi_f);
     auto z = c.z.slice(f);
     const auto w = a.w_o.data().slice(k);
@@ -331,13 +332,13 @@ void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, co
   const auto block_rows = [&](const tensor3<T>& t, std::size_t f) {
     return t.slice(f / batch).middleRows(Eigen::Index((f % batch) * n), nn);
   };
-  backend::cpu::parallel_for(blocks, threads, [&](std::size_t f) {
+  tprod::detail::parallel_for(blocks, threads, [&](std::size_t f) {
     const std::size_t k = f / batch, b = f % batch;
     const auto dy = block_rows(dy_hat, f), qkv = block_rows(c.qkv, f);
     const auto z = c.z.slice(f), core = c.core.slice(k);
     auto dqkv = ws.dqkv.slice(k).middleRows(Eigen::Index(b * n), nn);
     auto dz = ws.dz.slice(f);
-    auto dphi = ws.phi.slice(backend::cpu::thread_slot(threads));
+    auto dphi = ws.phi.slice(tprod::detail::thread_slot(threads));
     const auto w = a.w_o.data().slice(k);
     if (!causal) {
       dqkv.leftCols(r).noalias() = dy * (core * z).transpose();
@@ -369,13 +370,13 @@ void attention_sublayer_backward(const multilinear_attention_params<T, L>& a, co
     }
   });
   const auto panels = Eigen::Index(std::min<std::size_t>(d, threads));
-  backend::cpu::parallel_for(p * std::size_t(panels), threads, [&](std::size_t u) {
+  tprod::detail::parallel_for(p * std::size_t(panels), threads, [&](std::size_t u) {
     const std::size_t k = u / std::size_t(panels);
     const Eigen::Index panel = Eigen::Index(u) % panels, c0 = panel * Eigen::Index(d) / panels,
                        c1 = (panel + 1) * Eigen::Index(d) / panels;
     auto dw = g.w_o.data().slice(k).middleCols(c0, c1 - c0);
     dw.setZero();
-    auto phi = ws.phi.slice(backend::cpu::thread_slot(threads));
+    auto phi = ws.phi.slice(tprod::detail::thread_slot(threads));
     for (std::size_t b = 0; b < batch; ++b) {
       const auto qkv = block_rows(c.qkv, k * batch + b);
       detail::pair_matrix<T>(a.core, qkv.middleCols(r, r), qkv.middleCols(2 * r, r), phi);

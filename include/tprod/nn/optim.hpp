@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tprod/backend/cpu/optimizer.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
+#include "tprod/backend/kernels/optimizer.hpp"
 #include "tprod/nn/nn_concepts.hpp"
 
 namespace tprod::nn {

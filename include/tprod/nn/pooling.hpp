@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "tprod/backend/cpu/sequence.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
+#include "tprod/backend/kernels/sequence.hpp"
 #include "tprod/nn/detail/common.hpp"
 
 namespace tprod::nn {

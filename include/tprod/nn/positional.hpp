@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "tprod/backend/cpu/sequence.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
+#include "tprod/backend/kernels/sequence.hpp"
 #include "tprod/core/random.hpp"
 #include "tprod/nn/detail/common.hpp"
 

@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/core/parallel.hpp"
 #include "tprod/graph/attention_graph.hpp"
 #include "tprod/graph/polynomial_filter.hpp"
 #include "tprod/nn/mpo_linear.hpp"
@@ -241,7 +241,7 @@ std::vector<std::size_t> tsa_lengths(std::size_t in_width, Eigen::Index rows, Ei
 
 /// Threads for a pass over B sequences of L steps and width J: one below the backend's threshold of work.
 inline std::size_t tsa_threads(std::size_t batch, std::size_t steps, std::size_t width) {
-  return batch * steps * steps * width < backend::cpu::parallel_min_macs
+  return batch * steps * steps * width < tprod::detail::parallel_min_macs
              ? 1
              : default_execution().thread_count();
 }
@@ -307,7 +307,7 @@ void tsa_head_forward(const tsa_head_params<T>& prm, const std::type_identity_t<
   s.filter.resize(batch);
   y.resize(s.v.rows(), s.v.cols());
   const std::size_t width = std::max(s.k.cols(), s.v.cols());
-  backend::cpu::parallel_for(batch, detail::tsa_threads(batch, std::size_t(steps), width), [&](std::size_t b) {
+  tprod::detail::parallel_for(batch, detail::tsa_threads(batch, std::size_t(steps), width), [&](std::size_t b) {
     const auto rows = Eigen::Index(b) * steps, n = Eigen::Index(s.lengths[b]);
     attention_scores<T>(s.k.middleRows(rows, n), prm.scale(), s.scores[b]);
     detail::tsa_adjacency(s.scores[b], omega, prm.epsilon, s.psi[b]);
@@ -348,8 +348,8 @@ void tsa_head_backward(const tsa_head_params<T>& prm, const tsa_head_saved<T>& s
   ws.d_alpha.resize(Eigen::Index(alpha.size()), Eigen::Index(batch));
   const std::size_t threads = detail::tsa_threads(batch, std::size_t(steps), std::size_t(std::max(s.k.cols(), s.v.cols())));
   if (ws.threads.size() < threads) ws.threads.resize(threads);
-  backend::cpu::parallel_for(batch, threads, [&](std::size_t b) {
-    auto& t = ws.threads[backend::cpu::thread_slot(ws.threads.size())];
+  tprod::detail::parallel_for(batch, threads, [&](std::size_t b) {
+    auto& t = ws.threads[tprod::detail::thread_slot(ws.threads.size())];
     const auto rows = Eigen::Index(b) * steps, n = Eigen::Index(s.lengths[b]), pad = steps - n;
     const auto dy = d_out.middleRows(rows, n);
     polynomial_filter_backward<T>(s.psi[b], alpha, s.v.middleRows(rows, n), s.filter[b], dy, t.filter, t.work);

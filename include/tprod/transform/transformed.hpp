@@ -14,7 +14,7 @@
 #include <optional>
 #include <utility>
 
-#include "tprod/backend/cpu/transform.hpp"
+#include "tprod/backend/kernels/transform.hpp"
 #include "tprod/core/execution.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transform_concepts.hpp"

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file slice_factorization.hpp
-/// @brief Shared machinery of the slice-wise factorizations (L-SVD, L-QR, ranks): visiting the stored
-/// transform-domain slices with the right scalar, and mapping per-stored-slice counts to all p slices.
+/// @brief Shared machinery of the slice-wise factorizations (L-SVD, L-QR, ranks): which stored slices are factored
+/// as real matrices, the checks before factoring, and per-stored-slice counts mapped to all p slices.
 #include <Eigen/Core>
 #include <cstddef>
 #include <string>
 #include <vector>
 
-#include "tprod/backend/cpu/elementwise.hpp"
-#include "tprod/backend/cpu/facewise.hpp"
-#include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
+#include "tprod/backend/kernels/slice_factorization.hpp"
 #include "tprod/transform/transformed.hpp"
 
 namespace tprod::detail {
@@ -23,34 +22,6 @@ bool self_conjugate_slice(const transformed<T, L, E, S>& ahat, std::size_t k) {
   using D = typename L::template domain_scalar<T>;
   return !is_complex_v<T> && is_complex_v<D> && ahat.stored_slices() < ahat.p() && ahat.slice_weight(k) == 1.0;
 }
-
-/// @brief Calls f(X) with stored slice k of Â as an Eigen matrix expression: its real part (a real matrix) when
-/// the slice is self-conjugate, else the slice itself (a map of the domain scalar). f is generic over both.
-template <scalar T, transform_policy L, extents3_type E, class F>
-void visit_slice(const transformed<T, L, E>& ahat, std::size_t k, F&& f) {
-  using D = typename L::template domain_scalar<T>;
-  if constexpr (is_complex_v<D> && !is_complex_v<T>) {
-    if (self_conjugate_slice(ahat, k)) {
-      const Eigen::Matrix<real_t<D>, Eigen::Dynamic, Eigen::Dynamic> re = ahat.slice(k).real();
-      f(re);
-      return;
-    }
-  }
-  f(ahat.slice(k));
-}
-
-/// @brief Calls f(k) for every stored slice k of Â, on the default execution's threads when the slices'
-/// factorizations (about m·n·min(m, n) operations each) are worth sharing. f must only write slice k's outputs.
-template <scalar T, transform_policy L, extents3_type E, class F>
-void for_each_stored_slice(const transformed<T, L, E>& ahat, F&& f) {
-  const std::size_t work = ahat.m() * ahat.n() * std::min(ahat.m(), ahat.n()) * ahat.stored_slices();
-  const std::size_t threads = work < backend::cpu::parallel_min_macs ? 1 : default_execution().thread_count();
-  backend::cpu::parallel_for(ahat.stored_slices(), threads, f);
-}
-
-/// @brief The Eigen matrix type of an expression's scalar (the factorization's working type).
-template <class X>
-using matrix_of = Eigen::Matrix<typename std::decay_t<X>::Scalar, Eigen::Dynamic, Eigen::Dynamic>;
 
 /// @brief Per-stored-slice values extended to all p transform-domain slices: identical when every slice is
 /// stored, else (the DFT's conjugate-symmetric half spectrum) slice j takes the value of stored slice min(j, p−j).
@@ -79,14 +50,6 @@ std::vector<char> self_conjugate_slices(const transformed<T, L, E, S>& ahat) {
   std::vector<char> real(ahat.stored_slices());
   for (std::size_t k = 0; k < real.size(); ++k) real[k] = self_conjugate_slice(ahat, k);
   return real;
-}
-
-/// @brief Throws numerical_error naming slice k unless an Eigen factorization reports success.
-template <class Factorization>
-void check_converged(const char* what, const Factorization& f, std::size_t k) {
-  if (f.info() != Eigen::Success)
-    throw numerical_error(std::string(what) + ": the factorization of transform-domain slice " + std::to_string(k) +
-                          " did not converge");
 }
 
 /// @brief Throws shape_error for a tensor with an empty dimension (the factorizations need m, n, p ≥ 1).

@@ -91,6 +91,25 @@ std::vector<real_t<T>> svd_slices(const system& sys, tensor3_view<const T> a, co
   return sigma;
 }
 
+/// @brief The singular values of every slice, without the singular vectors (BDCSVD computing neither U nor V);
+/// real_slices as for factor_slices.
+/// @return σ, r×q column-major (r = min(m, n)), non-increasing per slice.
+/// @throws numerical_error naming a slice whose SVD did not converge.
+template <class T>
+std::vector<real_t<T>> singular_values_slices(const system& sys, tensor3_view<const T> a,
+                                              const std::vector<char>& real_slices) {
+  const std::size_t q = a.size() == 0 ? 0 : a.p(), r = std::min(a.m(), a.n());
+  std::vector<real_t<T>> sigma(r * q);
+  factor_slices(sys, a, real_slices, [&](std::size_t k, const auto& x) {
+    const auto svd = tprod::detail::bdc_svd<0>(x);
+    if (svd.info() != Eigen::Success)
+      throw numerical_error("singular values: the SVD of transform-domain slice " + std::to_string(k) +
+                            " did not converge");
+    for (std::size_t i = 0; i < r; ++i) sigma[i + k * r] = svd.singularValues()(Eigen::Index(i));
+  });
+  return sigma;
+}
+
 /// @brief The Householder QR of every slice, a_k = q_k·r_k, into q (m×c×q) and r (c×n×q), c = min(m, n) or m. Slices
 /// with real_slices[k] are factored as their real parts. No sign normalization is applied.
 template <class T>

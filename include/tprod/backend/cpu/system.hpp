@@ -3,7 +3,7 @@
 /// @file system.hpp
 /// @brief The CPU backend's system: the first argument of every CPU kernel task, carrying the call's execution
 /// (transform path and threads). Selected for host_space tensors (core/memory_space.hpp).
-#include "tprod/backend/cpu/execution.hpp"
+#include "tprod/core/execution.hpp"
 #include "tprod/core/memory_space.hpp"
 
 namespace tprod::backend::cpu {

@@ -24,7 +24,7 @@
 #include "tprod/core/config.hpp"
 #include "tprod/core/detail/buffer.hpp"
 #include "tprod/core/error.hpp"
-#include "tprod/backend/cpu/execution.hpp"
+#include "tprod/core/execution.hpp"
 #include "tprod/core/scalar.hpp"
 #include "tprod/core/tube_algorithm.hpp"
 

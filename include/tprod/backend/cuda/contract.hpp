@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file contract.hpp
-/// @brief The CUDA backend checked against the kernel contract (backend/kernels/all.hpp) for the four scalars,
-/// and against the nn tasks for the two real ones.
+/// @brief The CUDA backend checked against the kernel contract (backend/kernels/all.hpp) for the four scalars under
+/// every transform policy, and against the nn tasks for the two real ones.
 #include <complex>
 
 #include "tprod/backend/cuda/activation.hpp"
@@ -19,12 +19,11 @@
 #include "tprod/backend/cuda/transform.hpp"
 #include "tprod/backend/cuda/detail/raw.hpp"
 #include "tprod/backend/kernels/all.hpp"
-#include "tprod/transform/dct.hpp"
 
-static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, float, tprod::device_space, tprod::dct>);
-static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, double, tprod::device_space, tprod::dct>);
-static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, std::complex<float>, tprod::device_space, tprod::dct>);
-static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, std::complex<double>, tprod::device_space, tprod::dct>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, float, tprod::device_space>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, double, tprod::device_space>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, std::complex<float>, tprod::device_space>);
+static_assert(tprod::backend::kernels::backend_for<tprod::backend::cuda::system, std::complex<double>, tprod::device_space>);
 static_assert(
     tprod::backend::kernels::nn_backend_for<tprod::backend::cuda::system, float, tprod::device_space>);
 static_assert(

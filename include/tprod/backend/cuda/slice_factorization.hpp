@@ -76,6 +76,17 @@ std::vector<real_t<T>> svd_slices(const system& sys, dview<const T> a, const std
   return sigma;
 }
 
+/// @brief The singular values of every slice. cuSOLVER's batched Jacobi has no values-only mode that the raw layer
+/// exposes yet, so the singular vectors are formed in scratch memory and dropped.
+/// @return σ, r×q column-major, non-increasing per slice.
+template <class T>
+std::vector<real_t<T>> singular_values_slices(const system& sys, dview<const T> a,
+                                              const std::vector<char>& real_slices) {
+  const std::size_t q = a.size() == 0 ? 0 : a.p(), r = std::min(a.m(), a.n());
+  device_buffer<T> u(a.m() * r * q, sys.stream()), v(a.n() * r * q, sys.stream());
+  return svd_slices(sys, a, real_slices, dview<T>(u.data(), a.m(), r, q), dview<T>(v.data(), a.n(), r, q));
+}
+
 /// @brief The Householder QR of every slice, a_k = q_k·r_k (q m×c×q, r c×n×q, c ∈ {min(m, n), m}); slices with
 /// real_slices[k] are factored again as their real parts, so their factors come back real.
 template <class T>

@@ -23,3 +23,7 @@ concept activation_tasks = requires(const Sys& sys, activation a, tensor3_view<c
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/activation.hpp"

@@ -72,3 +72,7 @@ concept attention_tasks = requires(const Sys& sys, const attention_blocks& d, he
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/attention.hpp"

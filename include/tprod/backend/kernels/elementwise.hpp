@@ -44,3 +44,7 @@ concept elementwise_tasks = requires(const Sys& sys, tensor3_view<T, dextents3, 
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/elementwise.hpp"

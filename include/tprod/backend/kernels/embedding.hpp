@@ -31,3 +31,7 @@ concept embedding_tasks = requires(const Sys& sys, tensor3_view<const T, dextent
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/embedding.hpp"

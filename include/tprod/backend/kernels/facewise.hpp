@@ -13,3 +13,7 @@ concept facewise_task = requires(const Sys& sys, tensor3_view<const T, dextents3
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/facewise.hpp"

@@ -23,3 +23,7 @@ concept layer_norm_tasks = requires(const Sys& sys, layer_norm_kind kind, T eps,
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/layer_norm.hpp"

@@ -17,3 +17,7 @@ concept mode_product_task = requires(const Sys& sys, tensor3_view<const T, dexte
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/mode_product.hpp"

@@ -32,3 +32,7 @@ concept optimizer_tasks = requires(const Sys& sys, std::span<const adamw_slot<T,
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/optimizer.hpp"

@@ -11,6 +11,9 @@
 ///                                           Re a(:, :, k) (a self-conjugate DFT slice, whose factors must stay
 ///                                           real); numerical_error naming a slice that did not converge
 ///                                                                   → σ, r×q column-major, non-increasing per slice
+///   singular_values_slices(sys, a, real_slices)
+///                                           σ of every slice as svd_slices gives it, without forming the
+///                                           singular vectors                    → σ, r×q column-major
 ///   qr_slices(sys, a, real_slices, q, r)    a(:, :, k) = q_k·r_k for every slice (Householder): q m×c×q with
 ///                                           orthonormal columns, r c×n×q upper triangular, c ∈ {min(m, n), m};
 ///                                           real_slices as for svd_slices
@@ -28,8 +31,13 @@ concept slice_factorization_tasks = requires(const Sys& sys, tensor3_view<const 
                                              tensor3_view<T, dextents3, S> out, real_t<T> min_rcond) {
   { invert_slices(sys, a, out, min_rcond) } -> std::same_as<std::vector<real_t<T>>>;
   { svd_slices(sys, a, std::vector<char>{}, out, out) } -> std::same_as<std::vector<real_t<T>>>;
+  { singular_values_slices(sys, a, std::vector<char>{}) } -> std::same_as<std::vector<real_t<T>>>;
   qr_slices(sys, a, std::vector<char>{}, out, out);
   leading_columns(sys, a, out);
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/slice_factorization.hpp"

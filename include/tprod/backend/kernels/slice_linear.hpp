@@ -26,3 +26,7 @@ concept slice_linear_tasks = requires(const Sys& sys, tensor3_view<const T, dext
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/slice_linear.hpp"

@@ -24,3 +24,7 @@ concept transform_tasks = requires(const Sys& sys, const L& l, tensor3_view<cons
 };
 
 }  // namespace tprod::backend::kernels
+
+// The host's implementation comes with the contract, since the default memory space always computes; the
+// device's comes with tprod/cuda.hpp.
+#include "tprod/backend/cpu/transform.hpp"

@@ -16,10 +16,11 @@
 #include <utility>
 #include <vector>
 
-#include "tprod/backend/cpu/attention.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
+#include "tprod/backend/kernels/attention.hpp"
 #include "tprod/nn/attention_kinds.hpp"
 #include "tprod/nn/detail/common.hpp"
 #include "tprod/nn/mac_counter.hpp"
+#include "tprod/core/parallel.hpp"
 
 namespace tprod::nn {
 
@@ -31,7 +32,7 @@ struct attention_dims : backend::kernels::attention_blocks {
   /// Threads for host loops over the blocks: the default execution's, unless the whole is too small to share.
   std::size_t threads() const {
     const std::size_t work = blocks() * tq * tk * dh;
-    return work < backend::cpu::parallel_min_macs ? 1 : default_execution().thread_count();
+    return work < tprod::detail::parallel_min_macs ? 1 : default_execution().thread_count();
   }
 };
 

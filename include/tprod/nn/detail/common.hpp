@@ -10,9 +10,9 @@
 #include "tprod/core/error.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/nn/nn_concepts.hpp"
-#include "tprod/backend/cpu/elementwise.hpp"
-#include "tprod/backend/cpu/mode_product.hpp"
-#include "tprod/backend/cpu/transform.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
+#include "tprod/backend/kernels/mode_product.hpp"
+#include "tprod/backend/kernels/transform.hpp"
 
 namespace tprod::nn::detail {
 

@@ -52,7 +52,7 @@ void dimension_wise_forward(const attention_dims& d, head_blocks<const T> q, hea
   ensure_shape(probs, d.dh, d.dh, d.blocks());
   tally_dimension_wise(mask, d, 1, 1);  // S over the n valid tokens, O over all T
   const std::size_t hb = d.heads * d.batch;
-  backend::cpu::parallel_for(d.blocks(), d.threads(), [&](std::size_t f) {
+  tprod::detail::parallel_for(d.blocks(), d.threads(), [&](std::size_t f) {
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
     const Eigen::Index n = valid_tokens(mask, d, b);
     const T scale = T(1) / std::sqrt(T(n));
@@ -77,8 +77,8 @@ void dimension_wise_backward(const attention_dims& d, head_blocks<const T> q, he
   const std::size_t hb = d.heads * d.batch, threads = d.threads();
   tally_dimension_wise(mask, d, 2, 2);  // dV, dAᵀ over all T; dQ, dK over the n valid tokens
   ensure_shape(dp, d.dh, d.dh, std::max<std::size_t>(1, threads));
-  backend::cpu::parallel_for(d.blocks(), threads, [&](std::size_t f) {
-    auto dat = dp.slice(backend::cpu::thread_slot(dp.p()));
+  tprod::detail::parallel_for(d.blocks(), threads, [&](std::size_t f) {
+    auto dat = dp.slice(tprod::detail::thread_slot(dp.p()));
     const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
     const Eigen::Index n = valid_tokens(mask, d, b);
     const auto at = prob_block(probs, f);

@@ -4,7 +4,7 @@
 /// @brief The transform-domain linear map of every layer: Ŷ_k = X̂_k·Ŵ_k + 1·b̂_k for each slice k, as one
 /// GEMM per slice over all B·T rows at once, and its backward pass, in the tensors' memory space (the backend's
 /// slice_linear tasks, backend/kernels/slice_linear.hpp).
-#include "tprod/backend/cpu/slice_linear.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
+#include "tprod/backend/kernels/slice_linear.hpp"
 #include "tprod/nn/detail/common.hpp"
 #include "tprod/nn/mac_counter.hpp"
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/core/parallel.hpp"
 #include "tprod/nn/detail/common.hpp"
 #include "tprod/nn/model/layer.hpp"
 
@@ -187,7 +187,7 @@ class additive_attention_layer {
   /// columns of every output.
   template <class F>
   void for_each_block(F&& f) {
-    backend::cpu::parallel_for(blocks(), num_threads(),
+    tprod::detail::parallel_for(blocks(), num_threads(),
                                [&](std::size_t blk) { f(blk, blk / value_.heads, blk % value_.heads); });
   }
 

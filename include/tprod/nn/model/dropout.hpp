@@ -11,8 +11,8 @@
 #include <string>
 #include <utility>
 
-#include "tprod/backend/cpu/activation.hpp"  // the host backend's tasks; the device's come with tprod/cuda.hpp
-#include "tprod/backend/cpu/sequence.hpp"
+#include "tprod/backend/kernels/activation.hpp"
+#include "tprod/backend/kernels/sequence.hpp"
 #include "tprod/nn/detail/common.hpp"
 #include "tprod/nn/model/layer.hpp"
 
