@@ -4,10 +4,12 @@
 // iteration decisions on every rank (no rank waits in a collective another never enters).
 //
 // Cases, for an S×S×p double tensor under the DCT (S = 1024, p = 16 by default, the size):
-//   mpi/product           A *_L B, distributed by tubes (two forward transforms, facewise, one inverse)
+//   mpi/product           A *_L B, distributed by tubes (A and B forward in one all-to-all, facewise, one inverse)
 //   mpi/transform         L(A): local tube transforms + the all-to-all, tubes → slices
 //   mpi/local_transform   the local tube transforms alone (tprod::transform of this rank's tubes)
 //   mpi/alltoall          the all-to-all alone (the exchange of transform, on the same blocks)
+//   mpi/alltoall_two      A's and B's blocks in one all-to-all (the product's forward exchange), against
+//                         mpi/alltoall_twice, the same blocks in two all-to-alls
 //   mpi/facewise          Â·B̂ on the owned slices (no communication)
 // Counters: bytes each rank sends in the all-to-all and their rate.
 //
@@ -80,6 +82,28 @@ void alltoall(benchmark::State& state, std::size_t s, std::size_t p) {
   state.counters["sent_rate"] = benchmark::Counter(sent, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+/// The forward exchange of a product's two operands: in one all-to-all (`together`) or in two.
+void alltoall_pair(benchmark::State& state, std::size_t s, std::size_t p, bool together) {
+  const operands o(s, p);
+  const auto a_hat = tprod::transform(o.a.local(), tprod::dct{}), b_hat = tprod::transform(o.b.local(), tprod::dct{});
+  dist::transformed<double, tprod::dct> a_out(o.comm, s, s, p, tprod::dct{}, tprod::uninitialized),
+      b_out(o.comm, s, s, p, tprod::dct{}, tprod::uninitialized);
+  const int rank = o.comm.rank();
+  const auto sends = dist::detail::tube_layout_blocks(o.a.tubes(), a_out.slices(), rank);
+  const auto recvs = dist::detail::slice_layout_blocks(o.a.tubes(), a_out.slices(), rank);
+  timed(state, o.comm, [&] {
+    if (together) {
+      dist::detail::exchange<double>(o.comm, {{a_hat.data().data(), sends}, {b_hat.data().data(), sends}},
+                                     {{a_out.local().data(), recvs}, {b_out.local().data(), recvs}});
+    } else {
+      dist::detail::exchange(o.comm, a_hat.data().data(), sends, a_out.local().data(), recvs);
+      dist::detail::exchange(o.comm, b_hat.data().data(), sends, b_out.local().data(), recvs);
+    }
+  });
+}
+void alltoall_two(benchmark::State& state, std::size_t s, std::size_t p) { alltoall_pair(state, s, p, true); }
+void alltoall_twice(benchmark::State& state, std::size_t s, std::size_t p) { alltoall_pair(state, s, p, false); }
+
 void facewise(benchmark::State& state, std::size_t s, std::size_t p) {
   const operands o(s, p);
   const auto ahat = dist::transform(o.a, tprod::dct{}), bhat = dist::transform(o.b, tprod::dct{});
@@ -98,6 +122,8 @@ void register_cases(const char* size_name, std::size_t s, std::size_t p) {
   add("transform", transform);
   add("local_transform", local_transform);
   add("alltoall", alltoall);
+  add("alltoall_two", alltoall_two);
+  add("alltoall_twice", alltoall_twice);
   add("facewise", facewise);
 }
 

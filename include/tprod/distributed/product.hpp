@@ -2,7 +2,7 @@
 #pragma once
 /// @file product.hpp
 /// @brief The L-product of distributed tensors: Â·B̂ on the owned slices (no communication), and
-/// A *_L B = L⁻¹(L(A)·L(B)) with its three all-to-alls (two forward, one back).
+/// A *_L B = L⁻¹(L(A)·L(B)) with two all-to-alls (A and B forward together, C back).
 #include "tprod/algebra/facewise.hpp"
 #include "tprod/distributed/transformed.hpp"
 
@@ -19,14 +19,16 @@ transformed<T, L> operator*(const transformed<T, L>& a, const transformed<T, L>&
   return c;
 }
 
-/// @brief Collective: C = A *_L B, distributed by tubes like its operands.
+/// @brief Collective: C = A *_L B, distributed by tubes like its operands: the local transforms of A and B, one
+/// all-to-all carrying both to the slice layout, the local facewise product, one all-to-all back.
 /// @throws shape_error (on every rank alike) unless A is m×l×p and B l×n×p on one communicator.
 template <scalar T, transform_policy L>
 auto product(const tensor3<T>& a, const tensor3<T>& b, const L& policy) {
   if (!(a.comm() == b.comm()))
     throw shape_error("distributed::product: the operands live on different communicators");
   tprod::detail::check_product_shapes("distributed::product", a.m(), a.n(), a.p(), b.m(), b.n(), b.p());
-  return inverse_transform(transform(a, policy) * transform(b, policy));
+  const auto hats = detail::transform_together<T>({&a, &b}, policy);
+  return inverse_transform(hats[0] * hats[1]);
 }
 
 }  // namespace tprod::distributed

@@ -12,10 +12,11 @@
 ///
 /// transform = the local tube transforms, then one all-to-all from tubes to slices (the slab pattern of FFTW-MPI
 /// and heFFTe); inverse_transform = the all-to-all back, then the local inverse transforms. A chain of products kept
-/// in the transform domain communicates only at its two ends.
+/// in the transform domain communicates only at its two ends, and a product's two operands go in one all-to-all.
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tprod/distributed/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
@@ -114,18 +115,38 @@ inline std::vector<strided_block> slice_layout_blocks(const block_partition& tub
 }
 }  // namespace detail
 
+namespace detail {
+/// @brief Collective: L of each tensor (all on one communicator), the local tube transforms of all of them, then one
+/// all-to-all that carries every one's blocks (a product's two operands travel in one exchange).
+template <scalar T0, transform_policy L>
+auto transform_together(const std::vector<const tensor3<T0>*>& tensors, const L& policy) {
+  using T = typename L::template original_scalar<T0>;
+  using D = typename L::template domain_scalar<T>;
+  std::vector<transformed<T, L>> outs;
+  std::vector<tprod::transformed<T, L>> local_hats;  // (owned tubes)×1×(all stored slices) each
+  for (const auto* a : tensors) {
+    outs.emplace_back(a->comm(), a->m(), a->n(), a->p(), policy, uninitialized);
+    local_hats.push_back(tprod::transform(a->local(), policy));
+  }
+  const int rank = tensors.front()->comm().rank();
+  std::vector<exchange_part<const D>> sends;
+  std::vector<exchange_part<D>> recvs;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto& tubes = tensors[i]->tubes();
+    sends.push_back({local_hats[i].data().data(), tube_layout_blocks(tubes, outs[i].slices(), rank)});
+    recvs.push_back({outs[i].local().data(), slice_layout_blocks(tubes, outs[i].slices(), rank)});
+  }
+  exchange(tensors.front()->comm(), sends, recvs);
+  return outs;
+}
+}  // namespace detail
+
 /// @brief Collective: Â = L(A), from the tube distribution to the slice distribution (local transforms, one
 /// all-to-all). Real A is promoted to complex first when L's Z is complex, as on one process.
 /// @throws shape_error (on every rank alike) when L cannot act on A's tubes.
 template <scalar T0, transform_policy L>
 auto transform(const tensor3<T0>& a, const L& policy) {
-  using T = typename L::template original_scalar<T0>;
-  transformed<T, L> out(a.comm(), a.m(), a.n(), a.p(), policy, uninitialized);
-  const auto local_hat = tprod::transform(a.local(), policy);  // (owned tubes)×1×(all stored slices)
-  const int rank = a.comm().rank();
-  detail::exchange(a.comm(), local_hat.data().data(), detail::tube_layout_blocks(a.tubes(), out.slices(), rank),
-                   out.local().data(), detail::slice_layout_blocks(a.tubes(), out.slices(), rank));
-  return out;
+  return std::move(detail::transform_together<T0>({&a}, policy).front());
 }
 
 /// @brief Collective: A = L⁻¹(Â), from the slice distribution back to the tube distribution (one all-to-all, local

@@ -5,6 +5,7 @@
 /// array to every rank (MPI_Alltoallw), each block described by an MPI datatype, so that MPI packs and unpacks in
 /// place and tprod copies nothing of its own. Scatter and gather are the same exchange with one side's blocks empty.
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "tprod/distributed/communicator.hpp"
@@ -18,22 +19,40 @@ struct strided_block {
   bool empty() const { return rows == 0 || columns == 0; }
 };
 
-/// @brief An MPI datatype for one strided_block of T, with its offset built in (byte offsets in MPI_Alltoallw's
-/// displacements are ints, too small past 2 GiB); freed on destruction.
+/// @brief One array's side of an exchange: the array and, for every rank, the block of it that goes to (or comes
+/// from) that rank.
+template <class T>
+struct exchange_part {
+  T* data;
+  std::vector<strided_block> blocks;
+};
+
+/// @brief An MPI datatype for the blocks of several arrays, each at its absolute address (passed with MPI_BOTTOM):
+/// one message carries them all. Byte offsets in MPI_Alltoallw's displacements are ints, too small past 2 GiB, so
+/// the addresses are built into the type. Freed on destruction.
 class block_type {
  public:
   template <class T>
-  static block_type of(const strided_block& b) {
+  static block_type of(const std::vector<std::pair<const T*, strided_block>>& blocks) {
     block_type t;
-    if (b.empty()) return t;
-    MPI_Datatype columns = MPI_DATATYPE_NULL;
-    TPROD_MPI_CHECK(MPI_Type_create_hvector(mpi_int(b.columns, "columns of a block"),
-                                            mpi_int(b.rows, "rows of a block"), MPI_Aint(b.stride * sizeof(T)),
-                                            mpi_type<T>(), &columns));
-    int one = 1;
-    MPI_Aint offset = MPI_Aint(b.offset * sizeof(T));
-    TPROD_MPI_CHECK(MPI_Type_create_struct(1, &one, &offset, &columns, &t.type_));
-    MPI_Type_free(&columns);
+    std::vector<MPI_Datatype> columns;
+    std::vector<MPI_Aint> addresses;
+    for (const auto& [base, b] : blocks) {
+      if (b.empty()) continue;
+      MPI_Datatype c = MPI_DATATYPE_NULL;
+      TPROD_MPI_CHECK(MPI_Type_create_hvector(mpi_int(b.columns, "columns of a block"),
+                                              mpi_int(b.rows, "rows of a block"), MPI_Aint(b.stride * sizeof(T)),
+                                              mpi_type<T>(), &c));
+      columns.push_back(c);
+      MPI_Aint address = 0;
+      TPROD_MPI_CHECK(MPI_Get_address(base + b.offset, &address));
+      addresses.push_back(address);
+    }
+    if (columns.empty()) return t;
+    const std::vector<int> ones(columns.size(), 1);
+    TPROD_MPI_CHECK(MPI_Type_create_struct(int(columns.size()), ones.data(), addresses.data(), columns.data(),
+                                           &t.type_));
+    for (auto& c : columns) MPI_Type_free(&c);
     TPROD_MPI_CHECK(MPI_Type_commit(&t.type_));
     return t;
   }
@@ -43,7 +62,7 @@ class block_type {
   ~block_type() {
     if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
   }
-  /// @brief The type to pass with count 1, or MPI_BYTE with count 0 for an empty block.
+  /// @brief The type to pass with count 1, or MPI_BYTE with count 0 when every block is empty.
   MPI_Datatype get() const { return type_ == MPI_DATATYPE_NULL ? MPI_BYTE : type_; }
   int count() const { return type_ == MPI_DATATYPE_NULL ? 0 : 1; }
 
@@ -51,27 +70,42 @@ class block_type {
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
 
-/// @brief Collective: rank r's block sends[q] of `send` goes to rank q, where it lands as block recvs[r] of `recv`
-/// (both lists have one block per rank; a block and its counterpart hold the same number of elements).
+/// @brief Collective: for every part i, rank r's block sends[i].blocks[q] goes to rank q, where it lands as block
+/// recvs[i].blocks[r] of recvs[i].data (a block and its counterpart hold the same number of elements). All parts
+/// travel in one MPI_Alltoallw, one message per pair of ranks however many arrays move: the operands of a product
+/// are exchanged together.
 template <class T>
-void exchange(const communicator& comm, const T* send, const std::vector<strided_block>& sends, T* recv,
-              const std::vector<strided_block>& recvs) {
+void exchange(const communicator& comm, const std::vector<exchange_part<const T>>& sends,
+              const std::vector<exchange_part<T>>& recvs) {
   const std::size_t ranks = std::size_t(comm.size());
   std::vector<block_type> send_types, recv_types;
   std::vector<MPI_Datatype> stypes(ranks), rtypes(ranks);
   std::vector<int> scounts(ranks), rcounts(ranks), zeros(ranks, 0);
   send_types.reserve(ranks);
   recv_types.reserve(ranks);
+  const auto blocks_for = [](const auto& parts, std::size_t q) {
+    std::vector<std::pair<const T*, strided_block>> blocks;
+    for (const auto& part : parts) blocks.push_back({part.data, part.blocks[q]});
+    return blocks;
+  };
   for (std::size_t q = 0; q < ranks; ++q) {
-    send_types.push_back(block_type::of<T>(sends[q]));
-    recv_types.push_back(block_type::of<T>(recvs[q]));
+    send_types.push_back(block_type::of<T>(blocks_for(sends, q)));
+    recv_types.push_back(block_type::of<T>(blocks_for(recvs, q)));
     stypes[q] = send_types.back().get();
     rtypes[q] = recv_types.back().get();
     scounts[q] = send_types.back().count();
     rcounts[q] = recv_types.back().count();
   }
-  TPROD_MPI_CHECK(MPI_Alltoallw(send, scounts.data(), zeros.data(), stypes.data(), recv, rcounts.data(), zeros.data(),
-                                rtypes.data(), comm.get()));
+  TPROD_MPI_CHECK(MPI_Alltoallw(MPI_BOTTOM, scounts.data(), zeros.data(), stypes.data(), MPI_BOTTOM, rcounts.data(),
+                                zeros.data(), rtypes.data(), comm.get()));
+}
+
+/// @brief Collective: the exchange of one array (rank r's block sends[q] of `send` lands as block recvs[r] of
+/// `recv` on rank q).
+template <class T>
+void exchange(const communicator& comm, const T* send, const std::vector<strided_block>& sends, T* recv,
+              const std::vector<strided_block>& recvs) {
+  exchange<T>(comm, {{send, sends}}, {{recv, recvs}});
 }
 
 }  // namespace tprod::distributed::detail
