@@ -400,6 +400,97 @@ TEST_CASE_TEMPLATE("attention's masked softmax and its backward, column by colum
       }
 }
 
+TEST_CASE_TEMPLATE("attention blocks, forward and backward, equal plain loops for heads 1 to 17 wide, masked and "
+                   "causal, cross-attention", T, float, double) {
+  namespace cpu = backend::cpu;
+  constexpr std::size_t W = cpu::detail::softmax_columns::width<T>;
+  const std::size_t slices = 2, heads = 2, batch = 2, tq = 5;
+  for (const std::size_t dh : {std::size_t(1), std::size_t(4), std::size_t(17)})
+    for (const std::size_t tk : {std::size_t(1), W + 3})
+      for (const bool causal : {false, true}) {
+        CAPTURE(dh);
+        CAPTURE(tk);
+        CAPTURE(causal);
+        const std::vector<std::size_t> lengths{tk, std::min<std::size_t>(2, tk)};  // the second sequence: 2 keys
+        const cpu::attention_masking mask{causal, lengths};
+        const cpu::attention_blocks d{slices, heads, batch, tq, tk, dh};
+        // Q, dO (and the outputs O, dQ): batch·tq rows per slice; K, V, dK, dV: batch·tk; heads side by side.
+        const std::size_t lq = batch * tq, lk = batch * tk, cols = heads * dh;
+        const auto q = random_tensor3<T>(lq, cols, slices, 1), k = random_tensor3<T>(lk, cols, slices, 2),
+                   v = random_tensor3<T>(lk, cols, slices, 3), d_out = random_tensor3<T>(lq, cols, slices, 4);
+        tensor3<T> out(lq, cols, slices), dq(lq, cols, slices), dk(lk, cols, slices), dv(lk, cols, slices);
+        tensor3<T> probs(tk, tq, d.blocks()), scratch(tk, tq, 2);
+        const auto layout = [&](auto& t) {
+          using E = std::remove_reference_t<decltype(*t.data())>;
+          return cpu::head_layout<E>{t.data(), t.m(), t.m() * t.n(), 0};
+        };
+        const cpu::system sys{execution{transform_path::automatic, 2}};
+        cpu::attention_forward_blocks<T>(sys, d, layout(q), layout(k), layout(v), mask, probs.dynamic_view(),
+                                         layout(out), true);
+        cpu::attention_backward_blocks<T>(sys, d, layout(q), layout(k), layout(v), std::as_const(probs).dynamic_view(),
+                                          layout(d_out), layout(dq), layout(dk), layout(dv), scratch.dynamic_view());
+        // Plain loops in double, block by block.
+        const double scale = 1 / std::sqrt(double(dh));
+        double worst = 0, size = 1;
+        const auto differs = [&](double got, double want) {
+          worst = std::max(worst, std::abs(got - want));
+          size = std::max(size, std::abs(want));
+        };
+        for (std::size_t s = 0; s < slices; ++s)
+          for (std::size_t j = 0; j < heads; ++j)
+            for (std::size_t b = 0; b < batch; ++b) {
+              const std::size_t f = (s * heads + j) * batch + b;
+              const auto Q = [&](std::size_t t, std::size_t c) { return double(q(b * tq + t, j * dh + c, s)); };
+              const auto K = [&](std::size_t r, std::size_t c) { return double(k(b * tk + r, j * dh + c, s)); };
+              const auto V = [&](std::size_t r, std::size_t c) { return double(v(b * tk + r, j * dh + c, s)); };
+              const auto DO = [&](std::size_t t, std::size_t c) { return double(d_out(b * tq + t, j * dh + c, s)); };
+              Eigen::MatrixXd p = Eigen::MatrixXd::Zero(Eigen::Index(tk), Eigen::Index(tq)), ds = p;
+              for (std::size_t t = 0; t < tq; ++t) {
+                const std::size_t nv = std::min(lengths[b], causal ? t + 1 : tk);
+                std::vector<double> sc(nv);
+                double mx = -1e300, sum = 0, dot = 0;
+                for (std::size_t r = 0; r < nv; ++r) {
+                  for (std::size_t c = 0; c < dh; ++c) sc[r] += K(r, c) * Q(t, c);
+                  mx = std::max(mx, sc[r]);
+                }
+                for (std::size_t r = 0; r < nv; ++r)
+                  sum += p(Eigen::Index(r), Eigen::Index(t)) = std::exp(scale * (sc[r] - mx));
+                for (std::size_t r = 0; r < nv; ++r) p(Eigen::Index(r), Eigen::Index(t)) /= sum;
+                std::vector<double> dp(tk);
+                for (std::size_t r = 0; r < tk; ++r) {
+                  for (std::size_t c = 0; c < dh; ++c) dp[r] += V(r, c) * DO(t, c);
+                  dot += p(Eigen::Index(r), Eigen::Index(t)) * dp[r];
+                }
+                for (std::size_t r = 0; r < tk; ++r)
+                  ds(Eigen::Index(r), Eigen::Index(t)) = scale * p(Eigen::Index(r), Eigen::Index(t)) * (dp[r] - dot);
+              }
+              for (std::size_t r = 0; r < tk; ++r)
+                for (std::size_t t = 0; t < tq; ++t) differs(double(probs(r, t, f)), p(Eigen::Index(r), Eigen::Index(t)));
+              for (std::size_t c = 0; c < dh; ++c) {
+                for (std::size_t t = 0; t < tq; ++t) {
+                  double o = 0, g = 0;
+                  for (std::size_t r = 0; r < tk; ++r) {
+                    o += p(Eigen::Index(r), Eigen::Index(t)) * V(r, c);
+                    g += ds(Eigen::Index(r), Eigen::Index(t)) * K(r, c);
+                  }
+                  differs(double(out(b * tq + t, j * dh + c, s)), o);
+                  differs(double(dq(b * tq + t, j * dh + c, s)), g);
+                }
+                for (std::size_t r = 0; r < tk; ++r) {
+                  double gk = 0, gv = 0;
+                  for (std::size_t t = 0; t < tq; ++t) {
+                    gk += ds(Eigen::Index(r), Eigen::Index(t)) * Q(t, c);
+                    gv += p(Eigen::Index(r), Eigen::Index(t)) * DO(t, c);
+                  }
+                  differs(double(dk(b * tk + r, j * dh + c, s)), gk);
+                  differs(double(dv(b * tk + r, j * dh + c, s)), gv);
+                }
+              }
+            }
+        CHECK_MESSAGE(worst <= tol<T>(4 * (tk + dh)) * size, "max |difference| ", worst);
+      }
+}
+
 TEST_CASE_TEMPLATE("tube kernel: the split DCT and OUT = IN·Mt equal Eigen's products for p ≤ 64, tile and panel", R,
                    float, double) {
   using backend::cpu::tube_dct;
