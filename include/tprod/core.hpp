@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file core.hpp
-/// @brief Umbrella of the core area: extents, tensor3 and its views, errors, memory spaces, random tensors.
+/// @brief Umbrella of the core area: extents, tensor3 and its views, errors, memory spaces, the host's execution and
+/// parallel loop, random tensors.
 #include "tprod/core/config.hpp"
 #include "tprod/core/error.hpp"
 #include "tprod/core/execution.hpp"
