@@ -429,63 +429,46 @@ TEST_CASE_TEMPLATE("attention blocks, forward and backward, equal plain loops fo
                                          layout(out), true);
         cpu::attention_backward_blocks<T>(sys, d, layout(q), layout(k), layout(v), std::as_const(probs).dynamic_view(),
                                           layout(d_out), layout(dq), layout(dk), layout(dv), scratch.dynamic_view());
-        // Plain loops in double, block by block.
+        // In double, block by block: S = K·Qᵀ and dP = V·dOᵀ by products, the softmax and its backward by plain
+        // loops down each column (P over the column's valid keys, 0 elsewhere; dS = scale·P ⊙ (dP − Σ_r P ⊙ dP)),
+        // then O = Pᵀ·V, dQ = dSᵀ·K, dK = dS·Q, dV = P·dO.
         const double scale = 1 / std::sqrt(double(dh));
         double worst = 0, size = 1;
-        const auto differs = [&](double got, double want) {
-          worst = std::max(worst, std::abs(got - want));
-          size = std::max(size, std::abs(want));
+        const auto compare = [&](const Eigen::MatrixXd& got, const Eigen::MatrixXd& want) {
+          worst = std::max(worst, (got - want).cwiseAbs().maxCoeff());
+          size = std::max(size, want.cwiseAbs().maxCoeff());
         };
+        using block_map = Eigen::Map<const detail::dense_matrix<T>, 0, Eigen::OuterStride<>>;
         for (std::size_t s = 0; s < slices; ++s)
           for (std::size_t j = 0; j < heads; ++j)
             for (std::size_t b = 0; b < batch; ++b) {
               const std::size_t f = (s * heads + j) * batch + b;
-              const auto Q = [&](std::size_t t, std::size_t c) { return double(q(b * tq + t, j * dh + c, s)); };
-              const auto K = [&](std::size_t r, std::size_t c) { return double(k(b * tk + r, j * dh + c, s)); };
-              const auto V = [&](std::size_t r, std::size_t c) { return double(v(b * tk + r, j * dh + c, s)); };
-              const auto DO = [&](std::size_t t, std::size_t c) { return double(d_out(b * tq + t, j * dh + c, s)); };
-              Eigen::MatrixXd p = Eigen::MatrixXd::Zero(Eigen::Index(tk), Eigen::Index(tq)), ds = p;
-              for (std::size_t t = 0; t < tq; ++t) {
-                const std::size_t nv = std::min(lengths[b], causal ? t + 1 : tk);
-                std::vector<double> sc(nv);
+              // Block (s, j, b) of a tensor with `rows` rows per sequence, in double.
+              const auto block = [&](const tensor3<T>& t, std::size_t rows) -> Eigen::MatrixXd {
+                return block_map(t.data() + s * t.m() * t.n() + j * dh * t.m() + b * rows, Eigen::Index(rows),
+                                 Eigen::Index(dh), Eigen::OuterStride<>(Eigen::Index(t.m())))
+                    .template cast<double>();
+              };
+              const Eigen::MatrixXd Q = block(q, tq), K = block(k, tk), V = block(v, tk), DO = block(d_out, tq);
+              const Eigen::MatrixXd S = K * Q.transpose(), DP = V * DO.transpose();
+              Eigen::MatrixXd P = Eigen::MatrixXd::Zero(Eigen::Index(tk), Eigen::Index(tq)), DS = P;
+              for (Eigen::Index t = 0; t < Eigen::Index(tq); ++t) {
+                const auto nv = Eigen::Index(std::min(lengths[b], causal ? std::size_t(t) + 1 : tk));
                 double mx = -1e300, sum = 0, dot = 0;
-                for (std::size_t r = 0; r < nv; ++r) {
-                  for (std::size_t c = 0; c < dh; ++c) sc[r] += K(r, c) * Q(t, c);
-                  mx = std::max(mx, sc[r]);
-                }
-                for (std::size_t r = 0; r < nv; ++r)
-                  sum += p(Eigen::Index(r), Eigen::Index(t)) = std::exp(scale * (sc[r] - mx));
-                for (std::size_t r = 0; r < nv; ++r) p(Eigen::Index(r), Eigen::Index(t)) /= sum;
-                std::vector<double> dp(tk);
-                for (std::size_t r = 0; r < tk; ++r) {
-                  for (std::size_t c = 0; c < dh; ++c) dp[r] += V(r, c) * DO(t, c);
-                  dot += p(Eigen::Index(r), Eigen::Index(t)) * dp[r];
-                }
-                for (std::size_t r = 0; r < tk; ++r)
-                  ds(Eigen::Index(r), Eigen::Index(t)) = scale * p(Eigen::Index(r), Eigen::Index(t)) * (dp[r] - dot);
+                for (Eigen::Index r = 0; r < nv; ++r) mx = std::max(mx, S(r, t));
+                for (Eigen::Index r = 0; r < nv; ++r) sum += P(r, t) = std::exp(scale * (S(r, t) - mx));
+                for (Eigen::Index r = 0; r < nv; ++r) P(r, t) /= sum;
+                for (Eigen::Index r = 0; r < Eigen::Index(tk); ++r) dot += P(r, t) * DP(r, t);
+                for (Eigen::Index r = 0; r < Eigen::Index(tk); ++r) DS(r, t) = scale * P(r, t) * (DP(r, t) - dot);
               }
-              for (std::size_t r = 0; r < tk; ++r)
-                for (std::size_t t = 0; t < tq; ++t) differs(double(probs(r, t, f)), p(Eigen::Index(r), Eigen::Index(t)));
-              for (std::size_t c = 0; c < dh; ++c) {
-                for (std::size_t t = 0; t < tq; ++t) {
-                  double o = 0, g = 0;
-                  for (std::size_t r = 0; r < tk; ++r) {
-                    o += p(Eigen::Index(r), Eigen::Index(t)) * V(r, c);
-                    g += ds(Eigen::Index(r), Eigen::Index(t)) * K(r, c);
-                  }
-                  differs(double(out(b * tq + t, j * dh + c, s)), o);
-                  differs(double(dq(b * tq + t, j * dh + c, s)), g);
-                }
-                for (std::size_t r = 0; r < tk; ++r) {
-                  double gk = 0, gv = 0;
-                  for (std::size_t t = 0; t < tq; ++t) {
-                    gk += ds(Eigen::Index(r), Eigen::Index(t)) * Q(t, c);
-                    gv += p(Eigen::Index(r), Eigen::Index(t)) * DO(t, c);
-                  }
-                  differs(double(dk(b * tk + r, j * dh + c, s)), gk);
-                  differs(double(dv(b * tk + r, j * dh + c, s)), gv);
-                }
-              }
+              compare(Eigen::Map<const detail::dense_matrix<T>>(probs.data() + f * tk * tq, Eigen::Index(tk),
+                                                                 Eigen::Index(tq))
+                          .template cast<double>(),
+                      P);
+              compare(block(out, tq), P.transpose() * V);
+              compare(block(dq, tq), DS.transpose() * K);
+              compare(block(dk, tk), DS * Q);
+              compare(block(dv, tk), P * DO);
             }
         CHECK_MESSAGE(worst <= tol<T>(4 * (tk + dh)) * size, "max |difference| ", worst);
       }

@@ -63,6 +63,16 @@ void factor_slices(const system& sys, tensor3_view<const T> a, const std::vector
   });
 }
 
+/// @brief Writes slice k's singular values into column k of σ (r×q column-major) once its SVD has converged.
+/// @throws numerical_error naming the slice (`what`: the caller's name) when it has not.
+template <class R, class Svd>
+void keep_singular_values(const char* what, const Svd& svd, std::size_t k, std::size_t r, std::vector<R>& sigma) {
+  if (svd.info() != Eigen::Success)
+    throw numerical_error(std::string(what) + ": the factorization of transform-domain slice " + std::to_string(k) +
+                          " did not converge");
+  for (std::size_t i = 0; i < r; ++i) sigma[i + k * r] = svd.singularValues()(Eigen::Index(i));
+}
+
 /// @brief The SVD of every slice, a_k = u_k·diag(σ_k)·v_kᴴ, into u (m×c_u×q) and v (n×c_v×q): thin factors when
 /// both have r = min(m, n) columns, else full ones cut to c_u and c_v; real_slices as for factor_slices.
 /// @return σ, r×q column-major, non-increasing per slice.
@@ -74,12 +84,9 @@ std::vector<real_t<T>> svd_slices(const system& sys, tensor3_view<const T> a, co
   const bool full = u.n() > r || v.n() > r;
   std::vector<real_t<T>> sigma(r * q);
   const auto keep = [&](std::size_t k, const auto& svd) {
-    if (svd.info() != Eigen::Success)
-      throw numerical_error("svd: the factorization of transform-domain slice " + std::to_string(k) +
-                            " did not converge");
+    keep_singular_values("svd", svd, k, r, sigma);
     u.slice(k) = svd.matrixU().leftCols(Eigen::Index(u.n())).template cast<T>();
     v.slice(k) = svd.matrixV().leftCols(Eigen::Index(v.n())).template cast<T>();
-    for (std::size_t i = 0; i < r; ++i) sigma[i + k * r] = svd.singularValues()(Eigen::Index(i));
   };
   const auto factor = [&](std::size_t k, const auto& x) {
     if (full)
@@ -101,11 +108,7 @@ std::vector<real_t<T>> singular_values_slices(const system& sys, tensor3_view<co
   const std::size_t q = a.size() == 0 ? 0 : a.p(), r = std::min(a.m(), a.n());
   std::vector<real_t<T>> sigma(r * q);
   factor_slices(sys, a, real_slices, [&](std::size_t k, const auto& x) {
-    const auto svd = tprod::detail::bdc_svd<0>(x);
-    if (svd.info() != Eigen::Success)
-      throw numerical_error("singular values: the SVD of transform-domain slice " + std::to_string(k) +
-                            " did not converge");
-    for (std::size_t i = 0; i < r; ++i) sigma[i + k * r] = svd.singularValues()(Eigen::Index(i));
+    keep_singular_values("singular values", tprod::detail::bdc_svd<0>(x), k, r, sigma);
   });
   return sigma;
 }
