@@ -58,7 +58,7 @@ void product(benchmark::State& state, std::size_t s, std::size_t p) {
 
 void transform(benchmark::State& state, std::size_t s, std::size_t p) {
   const operands o(s, p);
-  timed(state, o.comm, [&] { benchmark::DoNotOptimize(dist::transform(o.a, tprod::dct{}).local().data()); });
+  timed(state, o.comm, [&] { benchmark::DoNotOptimize(dist::transform(o.a, tprod::dct{}).local().data().data()); });
 }
 
 void local_transform(benchmark::State& state, std::size_t s, std::size_t p) {
@@ -74,7 +74,7 @@ void alltoall(benchmark::State& state, std::size_t s, std::size_t p) {
   const auto sends = dist::detail::tube_layout_blocks(o.a.tubes(), out.slices(), rank);
   const auto recvs = dist::detail::slice_layout_blocks(o.a.tubes(), out.slices(), rank);
   timed(state, o.comm, [&] {
-    dist::detail::exchange(o.comm, local_hat.data().data(), sends, out.local().data(), recvs);
+    dist::detail::exchange(o.comm, local_hat.data().data(), sends, out.local().data().data(), recvs);
   });
   // What this rank sends to the others (its own block stays).
   const double sent = double(o.a.tubes().size(rank)) * double(p - out.slices().size(rank)) * sizeof(double);
@@ -94,10 +94,10 @@ void alltoall_pair(benchmark::State& state, std::size_t s, std::size_t p, bool t
   timed(state, o.comm, [&] {
     if (together) {
       dist::detail::exchange<double>(o.comm, {{a_hat.data().data(), sends}, {b_hat.data().data(), sends}},
-                                     {{a_out.local().data(), recvs}, {b_out.local().data(), recvs}});
+                                     {{a_out.local().data().data(), recvs}, {b_out.local().data().data(), recvs}});
     } else {
-      dist::detail::exchange(o.comm, a_hat.data().data(), sends, a_out.local().data(), recvs);
-      dist::detail::exchange(o.comm, b_hat.data().data(), sends, b_out.local().data(), recvs);
+      dist::detail::exchange(o.comm, a_hat.data().data(), sends, a_out.local().data().data(), recvs);
+      dist::detail::exchange(o.comm, b_hat.data().data(), sends, b_out.local().data().data(), recvs);
     }
   });
 }
@@ -107,7 +107,7 @@ void alltoall_twice(benchmark::State& state, std::size_t s, std::size_t p) { all
 void facewise(benchmark::State& state, std::size_t s, std::size_t p) {
   const operands o(s, p);
   const auto ahat = dist::transform(o.a, tprod::dct{}), bhat = dist::transform(o.b, tprod::dct{});
-  timed(state, o.comm, [&] { benchmark::DoNotOptimize((ahat * bhat).local().data()); });
+  timed(state, o.comm, [&] { benchmark::DoNotOptimize((ahat * bhat).local().data().data()); });
 }
 
 void register_cases(const char* size_name, std::size_t s, std::size_t p) {

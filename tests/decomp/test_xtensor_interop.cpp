@@ -11,6 +11,7 @@
 #include "decomp_test_support.hpp"
 #include "tprod/algebra/norms.hpp"
 #include "tprod/algebra/product.hpp"
+#include "tprod/core/random.hpp"
 #include "tprod/decomp/xtensor_interop.hpp"
 #include "tprod/transform/dct.hpp"
 

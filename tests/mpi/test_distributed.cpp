@@ -126,7 +126,7 @@ TEST_CASE_TEMPLATE("distributed: the transform and its inverse equal the one-pro
     const auto ahat = dist::transform(a, l);
     const auto one = transform(whole, l);
     CHECK(ahat.stored_slices() == one.stored_slices());
-    CHECK_PART_CLOSE(ahat.local(), slices_of(one, ahat.slices(), comm.rank()), To, p);
+    CHECK_PART_CLOSE(ahat.local().data(), slices_of(one, ahat.slices(), comm.rank()), To, p);
     const auto back = dist::inverse_transform(ahat);
     CHECK_PART_CLOSE(back.local(), tubes_of(whole, back.tubes(), comm.rank()), To, p);
   });
@@ -151,7 +151,7 @@ TEST_CASE_TEMPLATE("distributed: products, transposes, identities and inverses e
     const auto chain = dist::transpose(chat) * chat;
     const auto one_chat = transform(wa, l) * transform(wb, l);
     const auto one_chain = transpose(one_chat) * one_chat;
-    CHECK_PART_CLOSE(chain.local(), slices_of(one_chain, chain.slices(), comm.rank()), To, 2 * n * m * p);
+    CHECK_PART_CLOSE(chain.local().data(), slices_of(one_chain, chain.slices(), comm.rank()), To, 2 * n * m * p);
 
     const auto at = dist::transpose(a, l);
     CHECK(at.m() == n);
@@ -221,6 +221,37 @@ TEST_CASE_TEMPLATE("distributed: the L-SVD, its truncations and the ranks equal 
     CHECK(r.average_rank == one.average_rank);
     CHECK(r.tubal_rank == std::min<std::size_t>({m, n, 2}));
     CHECK(std::abs(r.tolerance - one.tolerance) <= 1e-6 * one.tolerance);
+
+    // The norms from singular values, and the L-QR: the one-process functions on each rank's slices.
+    CHECK(std::abs(double(dist::spectral_norm(ahat)) - double(spectral_norm(one_hat))) <=
+          rel_tol<To>(m * n * p) * scale);
+    CHECK(std::abs(double(dist::nuclear_norm(ahat)) - double(nuclear_norm(one_hat))) <=
+          rel_tol<To>(m * n * p) * scale * double(std::min(m, n) * p));
+    // (A rank-2 tensor's Q̂ columns past 2 are fixed by rounding: Q̂ᴴQ̂ = I and Q *_L R = A are what is compared.)
+    const auto q = dist::qr(ahat);
+    const auto qq = dist::transpose(q.q_hat) * q.q_hat;
+    CHECK_PART_CLOSE(qq.local().data(), dist::identity_transformed<T>(comm, qq.m(), p, l).local().data(), To, m * n);
+    const auto qr_back = dist::inverse_transform(q.q_hat * q.r_hat);
+    CHECK_PART_CLOSE(qr_back.local(), tubes_of(whole, qr_back.tubes(), comm.rank()), To, m * n * p);
+    // The predicates: every rank answers for all slices, so one rank's non-symmetric slice makes every rank say no.
+    CHECK(is_orthogonal(q.q_hat.local()));
+    CHECK(is_f_diagonal(dist::svd(ahat).s_hat.local()));
+    auto gram = dist::transpose(ahat) * ahat;
+    CHECK(is_f_symmetric(gram.local()));
+    CHECK(is_f_positive_semidefinite(gram.local()));
+    if (n > 1) {
+      const auto& w = gram.local().window();
+      if (w.count > 0 && w.first + w.count == w.total)
+        gram.local().slice(gram.local().stored_slices() - 1)(0, 1) += 1;  // the last slice, on its owner
+      CHECK_FALSE(is_f_symmetric(gram.local()));
+      CHECK_FALSE(is_f_positive_semidefinite(gram.local()));
+      CHECK_FALSE(is_f_diagonal(gram.local()));
+    }
+    // A rank's slices alone have no tubes to return to, unless it holds them all.
+    if (ahat.local().window().holds_every_slice())
+      CHECK(test::max_diff(inverse_transform(ahat.local()), whole) <= rel_tol<To>(m * n * p) * scale);
+    else
+      CHECK_THROWS_AS((void)inverse_transform(ahat.local()), shape_error);
   });
 }
 
@@ -232,7 +263,7 @@ TEST_CASE("distributed: a non-finite slice on one rank stops every rank's L-SVD 
   const dist::block_partition slices(p, comm.size());
   int owner = 0;
   while (!(slices.begin(owner) <= p - 1 && p - 1 < slices.end(owner))) ++owner;
-  if (comm.rank() == owner) ahat.local()(0, 0, ahat.local().p() - 1) = std::numeric_limits<double>::quiet_NaN();
+  if (comm.rank() == owner) ahat.local().data()(0, 0, ahat.local().stored_slices() - 1) = std::numeric_limits<double>::quiet_NaN();
   for (int which = 0; which < 2; ++which) {
     try {
       if (which == 0) (void)dist::svd(ahat);

@@ -158,3 +158,23 @@ TEST_CASE("identity_transform is the identity and dct/dft/matrix policies satisf
   const auto a = random_tensor3<float>(2, 2, 3, 1);
   CHECK(max_diff(transform(a, identity_transform{}).data(), a) == 0.0);
 }
+
+TEST_CASE("slice windows: a block of the stored slices, weighted by global index, refused where it does not fit") {
+  // The DFT of a real 3×2×6 tensor stores 4 slices: 0 and 3 = p/2 stand for themselves, 1 and 2 for a pair each.
+  const dextents3 e(3, 2, 6);
+  const transformed<double, dft> whole(e, dft{});
+  CHECK(whole.window().holds_every_slice());
+  CHECK(whole.window().total == 4);
+  transformed<double, dft> part(e, dft{}, slice_window{2, 2, 4, nullptr});
+  CHECK_FALSE(part.window().holds_every_slice());
+  CHECK(part.stored_slices() == 2);
+  CHECK(part.slice_weight(0) == 2.0);  // global slice 2
+  CHECK(part.slice_weight(1) == 1.0);  // global slice 3
+  // Its norm counts the slices it holds with their global weights: 6 ones in slice 2 (twice) and in slice 3.
+  for (std::size_t k = 0; k < 2; ++k) part.slice(k).setOnes();
+  CHECK(std::abs(double(frobenius_norm(part)) - std::sqrt(18.0)) <= 4 * std::numeric_limits<double>::epsilon());
+  CHECK_THROWS_AS((transformed<double, dft>(e, dft{}, slice_window{3, 2, 4, nullptr})), shape_error);
+  CHECK_THROWS_AS((transformed<double, dft>(e, dft{}, slice_window{0, 2, 5, nullptr})), shape_error);
+  CHECK_THROWS_AS((part + transformed<double, dft>(e, dft{}, slice_window{0, 2, 4, nullptr})), shape_error);
+  CHECK_THROWS_AS((void)inverse_transform(part), shape_error);
+}

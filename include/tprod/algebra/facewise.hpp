@@ -82,7 +82,7 @@ auto operator*(const transformed<T, L, E1, S1>& a, const transformed<T, L, E2, S
   detail::check_product_shapes("L-product", a.m(), a.n(), a.p(), b.m(), b.n(), b.p());
   a.check_same_transform(b, "*");
   using E = detail::product_extents<E1, E2>;
-  transformed<T, L, E, S1> c(E(a.m(), b.n(), a.p()), a.transform(), uninitialized);
+  transformed<T, L, E, S1> c(E(a.m(), b.n(), a.p()), a.transform(), a.window(), uninitialized);
   facewise(detail::system_of<S1>(), a.data().dynamic_view(),
            b.data().dynamic_view(), c.data().dynamic_view());
   return c;

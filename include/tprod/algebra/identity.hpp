@@ -5,16 +5,20 @@
 ///
 /// Under the DFT this is the familiar "first slice I, others 0"; under the DCT it is not (its tubes are
 /// Φᵀ·1), which is why tprod defines it in the transform domain rather than by that pattern.
+#include <optional>
+
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
 
 namespace tprod {
 
-/// @brief The transform-domain identity in memory space S (host by default): every stored slice is I_m.
+/// @brief The transform-domain identity in memory space S (host by default): every stored slice is I_m (those
+/// `window` names when given: a tensor spread over several holders).
 template <scalar T, memory_space S = host_space, transform_policy L>
-auto identity_transformed(std::size_t m, std::size_t p, const L& policy) {
+auto identity_transformed(std::size_t m, std::size_t p, const L& policy, std::optional<slice_window> window = {}) {
   using Tp = typename L::template original_scalar<T>;
-  transformed<Tp, L, dextents3, S> id(dextents3(m, m, p), policy, uninitialized);
+  auto id = window ? transformed<Tp, L, dextents3, S>(dextents3(m, m, p), policy, *window, uninitialized)
+                   : transformed<Tp, L, dextents3, S>(dextents3(m, m, p), policy, uninitialized);
   identity_slices(detail::system_of<S>(), id.data().dynamic_view());
   return id;
 }

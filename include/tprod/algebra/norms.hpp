@@ -17,7 +17,7 @@ namespace tprod {
 
 namespace detail {
 /// @brief Σ_k w_k·s_k: the squared Frobenius norm of the full p-slice tensor from its stored slices' squared norms
-/// s_k, weight_of(k) the stored slice k's slice_weight (also over a block of slices: the distributed tensors).
+/// s_k, weight_of(k) the stored slice k's slice_weight.
 template <class Weight>
 double weighted_squares_sum(const std::vector<double>& squares, Weight&& weight_of) {
   double sum = 0;
@@ -66,7 +66,7 @@ real_t<T> frobenius_norm(const transformed<T, L, E, S>& ahat) {
   const std::vector<double> squares =
       slice_squared_norms(detail::system_of<S>(), ahat.data().dynamic_view());
   const double sum = detail::weighted_squares_sum(squares, [&](std::size_t k) { return ahat.slice_weight(k); });
-  return real_t<T>(std::sqrt(sum));
+  return real_t<T>(std::sqrt(ahat.window().sum(sum)));  // over every holder's slices
 }
 
 /// @brief ⟨Â, B̂⟩ = Σ_k w_k⟨Â(:, :, k), B̂(:, :, k)⟩ over all p slices (real for real data under the DFT,
@@ -77,7 +77,7 @@ auto inner(const transformed<T, L, E1, S>& a, const transformed<T, L, E2, S>& b)
   using D = typename L::template domain_scalar<T>;
   const std::vector<D> dots =
       slice_dots(detail::system_of<S>(), a.data().dynamic_view(), b.data().dynamic_view());
-  return detail::weighted_dots_sum(dots, [&](std::size_t k) { return a.slice_weight(k); });
+  return a.window().sum(detail::weighted_dots_sum(dots, [&](std::size_t k) { return a.slice_weight(k); }));
 }
 
 }  // namespace tprod

@@ -39,13 +39,14 @@ bool is_orthogonal(const transformed<T, L, E, S>& qhat, real_t<T> tol = -1) {
     return is_orthogonal(copy(qhat, host_space{}), tol);
   } else {
     if (tol < 0) tol = default_tolerance<T>(qhat.m(), qhat.n(), qhat.p());
-    for (std::size_t k = 0; k < qhat.stored_slices(); ++k) {
+    bool orthogonal = true;
+    for (std::size_t k = 0; k < qhat.stored_slices() && orthogonal; ++k) {
       const auto q = qhat.slice(k);
       const auto gram = (q.adjoint() * q).eval();
       using G = std::decay_t<decltype(gram)>;
-      if (detail::max_abs(gram - G::Identity(gram.rows(), gram.cols())) > tol) return false;
+      orthogonal = !(detail::max_abs(gram - G::Identity(gram.rows(), gram.cols())) > tol);
     }
-    return true;
+    return qhat.window().all(orthogonal);  // every holder's slices
   }
 }
 /// @brief Whether Q is L-orthogonal: Qᵀ *_L Q = I.
@@ -55,7 +56,7 @@ bool is_orthogonal(const A& q, const L& policy, real_t<value_type_of<A>> tol = -
 }
 
 /// @brief Whether every frontal slice is diagonal: off-diagonal entries at most tol·max|a| (default tolerance
-/// when tol < 0). Works on a tensor3 or a transformed tensor.
+/// when tol < 0). Works on a tensor3 or a transformed tensor (all its holders' slices).
 template <class X>
 bool is_f_diagonal(const X& a, double tol = -1) {
   if constexpr (!std::same_as<typename X::memory_space_type, host_space>) {
@@ -67,30 +68,38 @@ bool is_f_diagonal(const X& a, double tol = -1) {
     const auto v = cview(t);
     using V = value_type_of<std::remove_cvref_t<decltype(t)>>;
     if (tol < 0) tol = default_tolerance<V>(v.m(), v.n(), v.p());
-    const double scale = std::max(1.0, double(detail::max_abs(Eigen::Map<const Eigen::Matrix<V, Eigen::Dynamic, 1>>(
-                                                v.data(), Eigen::Index(v.size())))));
-    for (std::size_t k = 0; k < v.p(); ++k)
+    const slice_window whole = slice_window::whole(v.p());
+    const slice_window& w = [&]() -> const slice_window& {
+      if constexpr (host_tensor3<X>) return whole; else return a.window();
+    }();
+    const double scale = std::max(1.0, w.max(double(detail::max_abs(
+                                           Eigen::Map<const Eigen::Matrix<V, Eigen::Dynamic, 1>>(
+                                               v.data(), Eigen::Index(v.size()))))));
+    bool diagonal = true;
+    for (std::size_t k = 0; k < v.p() && diagonal; ++k)
       for (std::size_t j = 0; j < v.n(); ++j)
         for (std::size_t i = 0; i < v.m(); ++i)
-          if (i != j && std::abs(v(i, j, k)) > tol * scale) return false;
-    return true;
+          if (i != j && std::abs(v(i, j, k)) > tol * scale) diagonal = false;
+    return w.all(diagonal);
   }
 }
 
 namespace detail {
-/// max(1, max|Â|) over the stored slices of a host tensor: the scale of the slice predicates' tolerances.
+/// max(1, max|Â|) over the stored slices of a host tensor (every holder's): the scale of the slice predicates'
+/// tolerances.
 template <scalar T, transform_policy L, extents3_type E>
 real_t<T> slice_scale(const transformed<T, L, E>& ahat) {
   real_t<T> scale = 1;
   for (std::size_t k = 0; k < ahat.stored_slices(); ++k) scale = std::max(scale, max_abs(ahat.slice(k)));
-  return scale;
+  return real_t<T>(ahat.window().max(double(scale)));
 }
-/// Whether every stored slice of a square host tensor is Hermitian within `bound` (max-abs deviation).
+/// Whether every stored slice of a square host tensor (every holder's) is Hermitian within `bound`.
 template <scalar T, transform_policy L, extents3_type E>
 bool slices_hermitian(const transformed<T, L, E>& ahat, real_t<T> bound) {
-  for (std::size_t k = 0; k < ahat.stored_slices(); ++k)
-    if (max_abs(ahat.slice(k) - ahat.slice(k).adjoint()) > bound) return false;
-  return true;
+  bool hermitian = true;
+  for (std::size_t k = 0; k < ahat.stored_slices() && hermitian; ++k)
+    hermitian = !(max_abs(ahat.slice(k) - ahat.slice(k).adjoint()) > bound);
+  return ahat.window().all(hermitian);
 }
 }  // namespace detail
 
@@ -124,17 +133,20 @@ bool is_f_definite(const transformed<T, L, E, S>& ahat, bool strict, real_t<T> t
     const real_t<T> scale = slice_scale(ahat);
     if (!slices_hermitian(ahat, tol * scale)) return false;
     using D = typename L::template domain_scalar<T>;
-    for (std::size_t k = 0; k < ahat.stored_slices(); ++k) {
-      // The Hermitian part: the slice itself within tol, exactly Hermitian for the solver.
-      const Eigen::Matrix<D, Eigen::Dynamic, Eigen::Dynamic> h = (ahat.slice(k) + ahat.slice(k).adjoint()) / D(2);
-      const Eigen::SelfAdjointEigenSolver<decltype(h)> eig(h, Eigen::EigenvaluesOnly);
-      if (eig.info() != Eigen::Success)
-        throw numerical_error("is_f_positive_definite: the eigenvalues of transform-domain slice " +
-                              std::to_string(k) + " did not converge (NaN or Inf in the tensor?)");
-      const real_t<T> lowest = eig.eigenvalues().minCoeff();
-      if (strict ? !(lowest > tol * scale) : !(lowest >= -tol * scale)) return false;
-    }
-    return true;
+    bool definite = true;
+    ahat.window().agree([&] {
+      for (std::size_t k = 0; k < ahat.stored_slices() && definite; ++k) {
+        // The Hermitian part: the slice itself within tol, exactly Hermitian for the solver.
+        const Eigen::Matrix<D, Eigen::Dynamic, Eigen::Dynamic> h = (ahat.slice(k) + ahat.slice(k).adjoint()) / D(2);
+        const Eigen::SelfAdjointEigenSolver<decltype(h)> eig(h, Eigen::EigenvaluesOnly);
+        if (eig.info() != Eigen::Success)
+          throw numerical_error("is_f_positive_definite: the eigenvalues of transform-domain slice " +
+                                std::to_string(ahat.window().first + k) + " did not converge (NaN or Inf in the tensor?)");
+        const real_t<T> lowest = eig.eigenvalues().minCoeff();
+        definite = strict ? lowest > tol * scale : lowest >= -tol * scale;
+      }
+    });
+    return ahat.window().all(definite);
   }
 }
 }  // namespace detail

@@ -27,20 +27,32 @@ struct qr_result {
   tensor3<T, dextents3, S> q, r;                 ///< Q = L⁻¹(Q̂), R = L⁻¹(R̂)
 };
 
+namespace detail {
+/// @brief The transform-domain factors Q̂ and R̂ of every stored slice held here (q and r left empty).
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+qr_result<T, L, S> transform_domain_qr(const transformed<T, L, E, S>& ahat, factor_mode mode) {
+  const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p();
+  check_nonempty("qr", m, n, p);
+  const std::size_t r = mode == factor_mode::full ? m : std::min(m, n);
+  qr_result<T, L, S> out{transformed<T, L, dextents3, S>(dextents3(m, r, p), ahat.transform(), ahat.window(),
+                                                         uninitialized),
+                         transformed<T, L, dextents3, S>(dextents3(r, n, p), ahat.transform(), ahat.window(),
+                                                         uninitialized),
+                         {}, {}};
+  ahat.window().agree_on_slices([&] {
+    check_finite("qr", ahat);
+    qr_slices(system_of<S>(), ahat.data().dynamic_view(), self_conjugate_slices(ahat),
+              out.q_hat.data().dynamic_view(), out.r_hat.data().dynamic_view());
+  });
+  return out;
+}
+}  // namespace detail
+
 /// @brief The L-QR of a tensor given in the transform domain: Â_k = Q̂_k R̂_k for every stored slice.
 /// @throws shape_error for a tensor with an empty dimension; numerical_error for NaN or Inf.
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 qr_result<T, L, S> qr(const transformed<T, L, E, S>& ahat, factor_mode mode = factor_mode::economy) {
-  const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p();
-  detail::check_nonempty("qr", m, n, p);
-  const auto sys = detail::system_of<S>();
-  detail::check_finite("qr", ahat);
-  const std::size_t r = mode == factor_mode::full ? m : std::min(m, n);
-  transformed<T, L, dextents3, S> q_hat(dextents3(m, r, p), ahat.transform(), uninitialized);
-  transformed<T, L, dextents3, S> r_hat(dextents3(r, n, p), ahat.transform(), uninitialized);
-  qr_slices(sys, ahat.data().dynamic_view(), detail::self_conjugate_slices(ahat), q_hat.data().dynamic_view(),
-            r_hat.data().dynamic_view());
-  qr_result<T, L, S> out{std::move(q_hat), std::move(r_hat), {}, {}};
+  qr_result<T, L, S> out = detail::transform_domain_qr(ahat, mode);
   out.q = inverse_transform(out.q_hat);
   out.r = inverse_transform(out.r_hat);
   return out;

@@ -27,10 +27,11 @@ real_t<value_type_of<A>> spectral_norm(const A& a, const L& policy) {
 /// @brief c·Σ_k w_k Σ_i σ_i(Â_k) for a tensor given in the transform domain.
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 real_t<T> nuclear_norm(const transformed<T, L, E, S>& ahat) {
-  const auto sigma = detail::slice_singular_values(ahat);
+  const auto sigma = detail::slice_singular_values(ahat);  // every stored slice's, from every holder
   double sum = 0;
-  for (std::size_t k = 0; k < ahat.stored_slices(); ++k)
-    sum += ahat.slice_weight(k) * double(sigma.col(Eigen::Index(k)).template cast<double>().sum());
+  for (Eigen::Index k = 0; k < sigma.cols(); ++k)
+    sum += ahat.transform().template slice_weight<T>(std::size_t(k), ahat.p()) *
+           double(sigma.col(k).template cast<double>().sum());
   return real_t<T>(ahat.transform().norm_scale(ahat.p()).value_or(1.0) * sum);
 }
 /// @brief The L-nuclear norm c·Σ_k w_k ‖Â_k‖_*, Â = L(A).

@@ -70,7 +70,7 @@ struct svd_result {
 namespace detail {
 
 /// @brief The slice SVDs of Â as computed: Û (m×c_u×p) and V̂ (n×c_v×p) with all their columns (r = min(m, n), or
-/// m and n in full mode), and σ (r×q, q stored slices) on the host.
+/// m and n in full mode) for the slices held here, and σ (r×q, all q stored slices, from every holder) on the host.
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 struct slice_svds_result {
   using R = svd_result<T, L, E, S>;
@@ -84,21 +84,23 @@ template <scalar T, transform_policy L, extents3_type E, memory_space S>
 slice_svds_result<T, L, E, S> slice_svds(const transformed<T, L, E, S>& ahat, factor_mode mode) {
   using R = svd_result<T, L, E, S>;
   check_nonempty("svd", ahat.m(), ahat.n(), ahat.p());
-  const auto sys = system_of<S>();
-  check_finite("svd", ahat);
   const std::size_t m = ahat.m(), n = ahat.n(), p = ahat.p(), r = std::min(m, n);
   const bool full = mode == factor_mode::full;
   slice_svds_result<T, L, E, S> f{
       transformed<T, L, typename R::u_extents, S>(typename R::u_extents(m, full ? m : r, p), ahat.transform(),
-                                                  uninitialized),
+                                                  ahat.window(), uninitialized),
       transformed<T, L, typename R::v_extents, S>(typename R::v_extents(n, full ? n : r, p), ahat.transform(),
-                                                  uninitialized),
+                                                  ahat.window(), uninitialized),
       {}};
-  const auto sigma = svd_slices(sys, ahat.data().dynamic_view(), self_conjugate_slices(ahat),
-                                f.u_hat.data().dynamic_view(),
-                                f.v_hat.data().dynamic_view());
+  std::vector<real_t<T>> sigma;
+  ahat.window().agree_on_slices([&] {
+    check_finite("svd", ahat);
+    sigma = svd_slices(system_of<S>(), ahat.data().dynamic_view(), self_conjugate_slices(ahat),
+                       f.u_hat.data().dynamic_view(), f.v_hat.data().dynamic_view());
+  });
+  sigma = ahat.window().gather_columns(sigma, r);  // every holder decides truncations from all slices' values
   f.sigma = Eigen::Map<const Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>>(
-      sigma.data(), Eigen::Index(r), Eigen::Index(ahat.stored_slices()));
+      sigma.data(), Eigen::Index(r), Eigen::Index(ahat.window().total));
   return f;
 }
 
@@ -107,38 +109,45 @@ template <class X>
 X leading_columns_of(X x, std::size_t cols) {
   if (x.n() == cols) return x;
   using E = typename X::extents_type;
-  X out(E(x.m(), cols, x.p()), x.transform(), uninitialized);
+  X out(E(x.m(), cols, x.p()), x.transform(), x.window(), uninitialized);
   leading_columns(system_of<typename X::memory_space_type>(), std::as_const(x).data().dynamic_view(),
                   out.data().dynamic_view());
   return out;
 }
 
-/// @brief The result for an m×n×p tensor (extents type E) from its slice SVDs f, keeping `cols` columns of U and V
-/// (all of them in full mode) and `kept[k]` singular values of stored slice k.
+/// @brief The transform-domain result for an m×n×p tensor (extents type E) from its slice SVDs f, keeping `cols`
+/// columns of U and V (all of them in full mode) and `kept[k]` singular values of stored slice k (over all stored
+/// slices); u, s and v are left empty (with_original_factors fills them).
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 svd_result<T, L, E, S> assemble_svd(slice_svds_result<T, L, E, S> f, factor_mode mode, std::size_t cols,
                                     const std::vector<std::size_t>& kept) {
   using R = svd_result<T, L, E, S>;
-  const std::size_t m = f.u_hat.m(), n = f.v_hat.m(), p = f.u_hat.p(), q = f.u_hat.stored_slices();
+  const slice_window& w = f.u_hat.window();
+  const std::size_t m = f.u_hat.m(), n = f.v_hat.m(), p = f.u_hat.p();
   const bool full = mode == factor_mode::full;
   const std::size_t vcols = full ? n : cols, srows = full ? m : cols;
   // Ŝ is small (r×r per slice): made on the host, then moved to S.
-  transformed<T, L, typename R::s_extents> s_host(typename R::s_extents(srows, vcols, p), f.u_hat.transform());
+  transformed<T, L, typename R::s_extents> s_host(typename R::s_extents(srows, vcols, p), f.u_hat.transform(), w);
   Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic> sigma =
-      Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>::Zero(Eigen::Index(cols), Eigen::Index(q));
-  for (std::size_t k = 0; k < q; ++k)
-    for (std::size_t i = 0; i < kept[k]; ++i) {
-      sigma(Eigen::Index(i), Eigen::Index(k)) = f.sigma(Eigen::Index(i), Eigen::Index(k));
-      s_host.slice(k)(Eigen::Index(i), Eigen::Index(i)) = f.sigma(Eigen::Index(i), Eigen::Index(k));
-    }
+      Eigen::Matrix<real_t<T>, Eigen::Dynamic, Eigen::Dynamic>::Zero(Eigen::Index(cols), f.sigma.cols());
+  for (Eigen::Index k = 0; k < f.sigma.cols(); ++k)
+    for (std::size_t i = 0; i < kept[std::size_t(k)]; ++i) sigma(Eigen::Index(i), k) = f.sigma(Eigen::Index(i), k);
+  for (std::size_t k = 0; k < w.count; ++k)
+    for (std::size_t i = 0; i < kept[w.first + k]; ++i)
+      s_host.slice(k)(Eigen::Index(i), Eigen::Index(i)) = sigma(Eigen::Index(i), Eigen::Index(w.first + k));
   auto s_hat = [&] {
     if constexpr (std::same_as<S, host_space>) return std::move(s_host);
     else return copy(s_host, S{});
   }();
-  R r{leading_columns_of(std::move(f.u_hat), full ? m : cols),
-      std::move(s_hat),
-      leading_columns_of(std::move(f.v_hat), vcols),
-      {}, {}, {}, std::move(sigma), to_all_slices(kept, p)};
+  return R{leading_columns_of(std::move(f.u_hat), full ? m : cols),
+           std::move(s_hat),
+           leading_columns_of(std::move(f.v_hat), vcols),
+           {}, {}, {}, std::move(sigma), to_all_slices(kept, p)};
+}
+
+/// @brief r with U = L⁻¹(Û), S = L⁻¹(Ŝ), V = L⁻¹(V̂) filled in.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> with_original_factors(svd_result<T, L, E, S> r) {
   r.u = inverse_transform(r.u_hat);
   r.s = inverse_transform(r.s_hat);
   r.v = inverse_transform(r.v_hat);
@@ -188,7 +197,7 @@ std::vector<std::size_t> energy_ranks(const std::vector<Eigen::Matrix<R, Eigen::
 }
 
 /// @brief The multi-rank of energy_truncated_svd from σ (r×q, column k holding stored slice k's values, of which
-/// the first kept[k] count) and the stored slices' weights.
+/// the first kept[k] count, over all q stored slices) and the stored slices' weights.
 template <class M, class X>
 std::vector<std::size_t> energy_ranks_of(const M& sigma, const std::vector<std::size_t>& kept, const X& ahat,
                                          double gamma) {
@@ -196,9 +205,44 @@ std::vector<std::size_t> energy_ranks_of(const M& sigma, const std::vector<std::
   std::vector<double> weight;
   for (Eigen::Index k = 0; k < sigma.cols(); ++k) {
     values.push_back(sigma.col(k).head(Eigen::Index(kept[std::size_t(k)])));
-    weight.push_back(ahat.slice_weight(std::size_t(k)));
+    weight.push_back(ahat.transform().template slice_weight<typename X::original_scalar>(std::size_t(k), ahat.p()));
   }
   return energy_ranks(values, weight, gamma);
+}
+
+/// @brief The transform-domain L-SVD kept as `decide(σ)` says: σ of every stored slice → (columns, kept values per
+/// stored slice). u, s and v stay empty: the distributed layer maps its factors back itself.
+template <scalar T, transform_policy L, extents3_type E, memory_space S, class Decide>
+svd_result<T, L, E, S> transform_domain_svd(const transformed<T, L, E, S>& ahat, factor_mode mode, Decide&& decide) {
+  auto f = slice_svds(ahat, mode);
+  const auto [cols, kept] = decide(f.sigma);
+  return assemble_svd(std::move(f), mode, cols, kept);
+}
+
+/// @brief The decisions of svd and truncated_svd (k values of every slice) and of energy_truncated_svd.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+auto keep_rank(const transformed<T, L, E, S>& ahat, std::size_t k) {
+  return [k, q = ahat.window().total](const auto&) { return std::pair{k, std::vector<std::size_t>(q, k)}; };
+}
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+auto keep_energy(const transformed<T, L, E, S>& ahat, double gamma) {
+  return [&ahat, gamma](const auto& sigma) {
+    const std::vector<std::size_t> ranks = energy_ranks_of(
+        sigma, std::vector<std::size_t>(std::size_t(sigma.cols()), std::size_t(sigma.rows())), ahat, gamma);
+    return std::pair{std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end())), ranks};
+  };
+}
+
+/// @throws shape_error unless 1 ≤ k ≤ min(m, n) (`what`: the caller's name).
+inline void check_tubal_rank(const char* what, std::size_t k, std::size_t m, std::size_t n, std::size_t p) {
+  TPROD_EXPECTS(k >= 1 && k <= std::min(m, n), std::string(what) + ": the rank k = " + std::to_string(k) +
+                                                   " must lie in 1..min(m, n) = " + std::to_string(std::min(m, n)) +
+                                                   " for the tensor " + shape_string(m, n, p));
+}
+/// @throws shape_error for γ outside [0, 1].
+inline void check_energy_fraction(const char* what, double gamma) {
+  TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
+                std::string(what) + ": the energy fraction must lie in [0, 1], got " + number_text(gamma));
 }
 
 }  // namespace detail
@@ -211,9 +255,8 @@ std::vector<std::size_t> energy_ranks_of(const M& sigma, const std::vector<std::
 /// not converge).
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 svd_result<T, L, E, S> svd(const transformed<T, L, E, S>& ahat, factor_mode mode = factor_mode::economy) {
-  auto f = detail::slice_svds(ahat, mode);
-  const std::size_t r = std::min(ahat.m(), ahat.n());
-  return detail::assemble_svd(std::move(f), mode, r, std::vector<std::size_t>(ahat.stored_slices(), r));
+  return detail::with_original_factors(
+      detail::transform_domain_svd(ahat, mode, detail::keep_rank(ahat, std::min(ahat.m(), ahat.n()))));
 }
 
 /// @brief The L-SVD A = U *_L S *_L Vᵀ (paper 000, Thm. 8): Â = L(A), p slice SVDs, factors mapped back by L⁻¹.
@@ -229,11 +272,9 @@ auto svd(const A& a, const L& policy, factor_mode mode = factor_mode::economy) {
 /// @throws shape_error unless 1 ≤ k ≤ min(m, n).
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 svd_result<T, L, E, S> truncated_svd(const transformed<T, L, E, S>& ahat, std::size_t k) {
-  TPROD_EXPECTS(k >= 1 && k <= std::min(ahat.m(), ahat.n()),
-                "truncated_svd: the rank k = " + std::to_string(k) + " must lie in 1..min(m, n) = " +
-                    std::to_string(std::min(ahat.m(), ahat.n())) + " for the tensor " + ahat.shape());
-  return detail::assemble_svd(detail::slice_svds(ahat, factor_mode::economy), factor_mode::economy, k,
-                              std::vector<std::size_t>(ahat.stored_slices(), k));
+  detail::check_tubal_rank("truncated_svd", k, ahat.m(), ahat.n(), ahat.p());
+  return detail::with_original_factors(
+      detail::transform_domain_svd(ahat, factor_mode::economy, detail::keep_rank(ahat, k)));
 }
 /// @brief truncated_svd(L(A), k).
 template <any_tensor3 A, transform_policy L>
@@ -250,13 +291,9 @@ auto truncated_svd(const A& a, const L& policy, std::size_t k) {
 /// @throws shape_error for γ outside [0, 1] or an empty tensor; numerical_error for NaN or Inf.
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 svd_result<T, L, E, S> energy_truncated_svd(const transformed<T, L, E, S>& ahat, double gamma) {
-  TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
-                "energy_truncated_svd: the energy fraction must lie in [0, 1], got " + number_text(gamma));
-  auto f = detail::slice_svds(ahat, factor_mode::economy);
-  const std::vector<std::size_t> ranks = detail::energy_ranks_of(
-      f.sigma, std::vector<std::size_t>(ahat.stored_slices(), std::size_t(f.sigma.rows())), ahat, gamma);
-  const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
-  return detail::assemble_svd(std::move(f), factor_mode::economy, cols, ranks);
+  detail::check_energy_fraction("energy_truncated_svd", gamma);
+  return detail::with_original_factors(
+      detail::transform_domain_svd(ahat, factor_mode::economy, detail::keep_energy(ahat, gamma)));
 }
 /// @brief energy_truncated_svd(L(A), γ).
 template <any_tensor3 A, transform_policy L>

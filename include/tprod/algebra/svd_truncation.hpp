@@ -38,21 +38,21 @@ template <scalar T, transform_policy L, extents3_type E, memory_space S>
 svd_result<T, L, E, S> truncate(const svd_result<T, L, E, S>& r, std::size_t k) {
   TPROD_EXPECTS(k >= 1 && k <= r.tubes(), "truncate: the rank k = " + std::to_string(k) + " must lie in 1.." +
                                               std::to_string(r.tubes()) + " (the singular tubes of the L-SVD)");
-  std::vector<std::size_t> kept(r.u_hat.stored_slices());
+  std::vector<std::size_t> kept(std::size_t(r.sigma.cols()));  // every stored slice's, from every holder
   for (std::size_t j = 0; j < kept.size(); ++j) kept[j] = std::min(k, r.kept[j]);
-  return detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, k, kept);
+  return detail::with_original_factors(detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, k, kept));
 }
 
 /// @brief The L-SVD r truncated to the smallest multi-rank holding at least γ of its energy.
 /// @throws shape_error for γ outside [0, 1].
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 svd_result<T, L, E, S> truncate_energy(const svd_result<T, L, E, S>& r, double gamma) {
-  TPROD_EXPECTS(gamma >= 0.0 && gamma <= 1.0,
-                "truncate_energy: the energy fraction must lie in [0, 1], got " + number_text(gamma));
-  const std::vector<std::size_t> stored_kept(r.kept.begin(), r.kept.begin() + std::ptrdiff_t(r.u_hat.stored_slices()));
+  detail::check_energy_fraction("truncate_energy", gamma);
+  const std::vector<std::size_t> stored_kept(r.kept.begin(), r.kept.begin() + r.sigma.cols());
   const std::vector<std::size_t> ranks = detail::energy_ranks_of(r.sigma, stored_kept, r.u_hat, gamma);
   const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
-  return detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, cols, ranks);
+  return detail::with_original_factors(
+      detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, cols, ranks));
 }
 
 /// @brief The tensor the L-SVD r represents, U *_L S *_L Vᴴ = L⁻¹(Û_k Ŝ_k V̂_kᴴ) (the truncated approximation for a

@@ -15,7 +15,7 @@ namespace tprod {
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 auto transpose(const transformed<T, L, E, S>& ahat) {
   using Et = extents3<E::static_extent(1), E::static_extent(0), E::static_extent(2)>;
-  transformed<T, L, Et, S> out(Et(ahat.n(), ahat.m(), ahat.p()), ahat.transform(), uninitialized);
+  transformed<T, L, Et, S> out(Et(ahat.n(), ahat.m(), ahat.p()), ahat.transform(), ahat.window(), uninitialized);
   adjoint_slices(detail::system_of<S>(), ahat.data().dynamic_view(),
                  out.data().dynamic_view());
   return out;

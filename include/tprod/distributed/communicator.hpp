@@ -111,6 +111,14 @@ void collectively(const communicator& comm, F&& local) {
   agree(comm, std::move(failure));
 }
 
+/// @brief Collective: Σ over the ranks of each rank's `value` (MPI_SUM), on every rank.
+template <class V>
+V sum_over_ranks(const communicator& comm, V value) {
+  V total{};
+  TPROD_MPI_CHECK(MPI_Allreduce(&value, &total, 1, mpi_type<V>(), MPI_SUM, comm.get()));
+  return total;
+}
+
 /// @brief Collective: the smallest and the largest value of each count over the ranks, in one MPI_Allreduce (of the
 /// counts and of their complements, whose maximum is the complement of the minimum). Equal: every rank has the same.
 template <std::size_t N>

@@ -4,20 +4,23 @@
 /// @brief distributed::transformed: Â = L(A) spread over the ranks by frontal slices, and the transforms
 /// between the two distributions.
 ///
-/// Rank r owns the stored slices slices().begin(r) … end(r) − 1 (the DFT of real data stores ⌊p/2⌋+1), whole, as an
-/// m×n×(owned slices) tprod::tensor3 of L's domain scalar: every facewise operation is then local. Every stored slice
-/// costs the same (one complex GEMM per slice under the DFT, where slices 0 and p/2 are stored complex too), so equal
-/// counts balance the work. The slice weights of the half spectrum are those of the one-process tensor, by the
-/// slice's global index (slice_weight).
+/// Rank r holds the stored slices slices().begin(r) … end(r) − 1 (the DFT of real data stores ⌊p/2⌋+1), whole, as a
+/// tprod::transformed whose slice_window names them and whose group is the communicator's ranks (local()). The
+/// one-process algebra takes that local tensor as it is: the facewise operations stay on each rank, and the few
+/// steps that need every slice (norms, singular values, errors) reduce over the ranks through the window. Every
+/// stored slice costs the same (one complex GEMM per slice under the DFT, where slices 0 and p/2 are stored complex
+/// too), so equal counts balance the work.
 ///
 /// transform = the local tube transforms, then one all-to-all from tubes to slices (the slab pattern of FFTW-MPI
 /// and heFFTe); inverse_transform = the all-to-all back, then the local inverse transforms. A chain of products kept
 /// in the transform domain communicates only at its two ends, and a product's two operands go in one all-to-all.
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tprod/distributed/slice_group.hpp"
 #include "tprod/distributed/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
 
@@ -29,69 +32,48 @@ class transformed {
   using original_scalar = T;
   using value_type = typename L::template domain_scalar<T>;
   using transform_type = L;
-  using local_type = tprod::tensor3<value_type>;
+  using local_type = tprod::transformed<T, L>;
 
   /// @brief The zero transform-domain tensor of an m×n×p original shape on `comm`.
   /// @throws shape_error (on every rank alike) when L cannot act on p tubes.
   transformed(communicator comm, std::size_t m, std::size_t n, std::size_t p, L policy)
-      : transformed(comm, m, n, p, policy, slice_partition(comm, p, policy), true) {}
+      : transformed(local_type(dextents3(m, n, p), policy, window_on(comm, p, policy))) {}
   /// @brief As above with the owned slices left uninitialized (to be overwritten).
   transformed(communicator comm, std::size_t m, std::size_t n, std::size_t p, L policy, uninitialized_t)
-      : transformed(comm, m, n, p, policy, slice_partition(comm, p, policy), false) {}
+      : transformed(local_type(dextents3(m, n, p), policy, window_on(comm, p, policy), uninitialized)) {}
+  /// @brief Adopts what the one-process algebra made of this class's local tensors (their window and group kept).
+  /// @throws argument_error when `local`'s slices are not held by the ranks of a communicator.
+  explicit transformed(local_type local)
+      : group_(std::dynamic_pointer_cast<const rank_slice_group>(local.window().group)), local_(std::move(local)) {
+    if (!group_) throw argument_error("distributed::transformed: the tensor's slices are not spread over MPI ranks");
+  }
 
-  std::size_t m() const { return m_; }
-  std::size_t n() const { return n_; }
-  std::size_t p() const { return p_; }  ///< tubes of the original tensor
-  std::size_t stored_slices() const { return slices_.count(); }
-  std::string shape() const { return shape_string(m_, n_, p_); }
-  const communicator& comm() const { return comm_; }
-  const L& transform() const { return policy_; }
+  std::size_t m() const { return local_.m(); }
+  std::size_t n() const { return local_.n(); }
+  std::size_t p() const { return local_.p(); }  ///< tubes of the original tensor
+  std::size_t stored_slices() const { return local_.window().total; }  ///< over all ranks
+  std::string shape() const { return local_.shape(); }
+  const communicator& comm() const { return group_->comm(); }
+  const L& transform() const { return local_.transform(); }
   /// @brief Which rank owns which stored slices.
-  const block_partition& slices() const { return slices_; }
-  std::size_t first_slice() const { return slices_.begin(comm_.rank()); }
-  /// @brief How many of the p slices global stored slice k stands for (as tprod::transformed::slice_weight).
-  double slice_weight(std::size_t k) const { return policy_.template slice_weight<T>(k, p_); }
-  /// @brief This rank's stored slices, m×n×(owned slices).
+  const block_partition& slices() const { return group_->slices(); }
+  std::size_t first_slice() const { return local_.window().first; }
+  /// @brief This rank's stored slices, m×n×(owned slices), as a tensor the one-process algebra takes.
   local_type& local() { return local_; }
   const local_type& local() const { return local_; }
 
-  /// @throws shape_error (on every rank alike) unless b has the same shape, transform and communicator.
-  template <class Other>
-  void check_same(const Other& b, const char* op) const {
-    check_compatible(b, op);
-    TPROD_EXPECTS(m_ == b.m() && n_ == b.n() && p_ == b.p(),
-                  std::string("distributed::transformed ") + op + ": shapes " + shape() + " and " + b.shape() +
-                      " differ");
-  }
-  /// @throws shape_error (on every rank alike) unless b has the same p, transform and communicator.
-  template <class Other>
-  void check_compatible(const Other& b, const char* op) const {
-    if (!(comm_ == b.comm()))
-      throw shape_error(std::string("distributed::transformed ") + op +
-                        ": the operands live on different communicators");
-    if (!(policy_ == b.transform()))
-      throw transform_mismatch_error(std::string("distributed::transformed ") + op +
-                                     ": the operands are in different " + std::string(L::name()) +
-                                     " transform domains (different Z)");
-    TPROD_EXPECTS(p_ == b.p(), std::string("distributed::transformed ") + op + ": tubes p = " + std::to_string(p_) +
-                                   " and p = " + std::to_string(b.p()) + " differ");
+  /// @brief This rank's window of the stored slices of a tensor with p tubes under L, spread over `comm`.
+  /// @throws shape_error when L cannot act on p tubes.
+  static slice_window window_on(const communicator& comm, std::size_t p, const L& policy) {
+    policy.check_size(p);
+    return rank_slice_group::window(
+        std::make_shared<const rank_slice_group>(comm, block_partition(policy.template stored_slices<T>(p),
+                                                                       comm.size())));
   }
 
  private:
-  static block_partition slice_partition(const communicator& comm, std::size_t p, const L& policy) {
-    policy.check_size(p);
-    return block_partition(policy.template stored_slices<T>(p), comm.size());
-  }
-  transformed(communicator comm, std::size_t m, std::size_t n, std::size_t p, L policy, block_partition slices,
-              bool zero)
-      : comm_(comm), m_(m), n_(n), p_(p), policy_(std::move(policy)), slices_(std::move(slices)),
-        local_(zero ? local_type(m, n, slices_.size(comm_.rank()))
-                    : local_type(m, n, slices_.size(comm_.rank()), uninitialized)) {}
 
-  communicator comm_;
-  std::size_t m_, n_, p_;
-  L policy_;
-  block_partition slices_;
+  std::shared_ptr<const rank_slice_group> group_;
   local_type local_;
 };
 
@@ -134,7 +116,7 @@ auto transform_together(const std::vector<const tensor3<T0>*>& tensors, const L&
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto& tubes = tensors[i]->tubes();
     sends.push_back({local_hats[i].data().data(), tube_layout_blocks(tubes, outs[i].slices(), rank)});
-    recvs.push_back({outs[i].local().data(), slice_layout_blocks(tubes, outs[i].slices(), rank)});
+    recvs.push_back({outs[i].local().data().data(), slice_layout_blocks(tubes, outs[i].slices(), rank)});
   }
   exchange(tensors.front()->comm(), sends, recvs);
   return outs;
@@ -158,7 +140,7 @@ tensor3<T> inverse_transform(const transformed<T, L>& ahat) {
   const int rank = comm.rank();
   const std::size_t rows = tubes.size(rank);
   tprod::transformed<T, L> local_hat(dextents3(rows, 1, ahat.p()), ahat.transform(), uninitialized);
-  detail::exchange(comm, ahat.local().data(), detail::slice_layout_blocks(tubes, ahat.slices(), rank),
+  detail::exchange(comm, ahat.local().data().data(), detail::slice_layout_blocks(tubes, ahat.slices(), rank),
                    local_hat.data().data(), detail::tube_layout_blocks(tubes, ahat.slices(), rank));
   return tensor3<T>::from_local(comm, ahat.m(), ahat.n(), ahat.p(), tprod::inverse_transform(local_hat));
 }

@@ -10,13 +10,16 @@
 /// matrix_transform, the same Z, checked at run time).
 ///
 /// `T` is the original-domain scalar (after L's promotion), `Extents` the original shape m×n×p. The
-/// transform-domain data has L's domain scalar and `stored_slices` ≤ p frontal slices.
+/// transform-domain data has L's domain scalar and `stored_slices` ≤ p frontal slices: all of L's stored slices
+/// on one process, or the block its slice_window names when the tensor is spread over ranks (the distributed layer
+/// makes those; the algebra's functions take them alike).
 #include <optional>
 #include <utility>
 
 #include "tprod/backend/kernels/transform.hpp"
 #include "tprod/core/execution.hpp"
 #include "tprod/core/tensor3.hpp"
+#include "tprod/transform/slice_window.hpp"
 #include "tprod/transform/transform_concepts.hpp"
 
 namespace tprod {
@@ -47,29 +50,45 @@ class transformed {
 
   /// @brief A zero transform-domain tensor for an original shape (all stored slices zero).
   transformed(const Extents& extents, L policy)
-      : extents_(extents), policy_(std::move(policy)), data_(extents.m(), extents.n(), checked_slices()) {}
+      : extents_(extents), policy_(std::move(policy)), window_(whole_window()),
+        data_(extents.m(), extents.n(), window_.count) {}
   /// @brief A transform-domain tensor whose stored slices are left uninitialized (to be overwritten).
   transformed(const Extents& extents, L policy, uninitialized_t)
-      : extents_(extents), policy_(std::move(policy)), data_(extents.m(), extents.n(), checked_slices(), uninitialized) {}
+      : extents_(extents), policy_(std::move(policy)), window_(whole_window()),
+        data_(extents.m(), extents.n(), window_.count, uninitialized) {}
+  /// @brief The slices `window` names of a tensor spread over several holders, zero or left uninitialized.
+  /// @throws shape_error unless the window lies inside L's stored slices for p tubes.
+  transformed(const Extents& extents, L policy, slice_window window)
+      : extents_(extents), policy_(std::move(policy)), window_(checked(std::move(window))),
+        data_(extents.m(), extents.n(), window_.count) {}
+  transformed(const Extents& extents, L policy, slice_window window, uninitialized_t)
+      : extents_(extents), policy_(std::move(policy)), window_(checked(std::move(window))),
+        data_(extents.m(), extents.n(), window_.count, uninitialized) {}
   /// @brief Adopts `data` as the stored slices (no copy): it must be m×n×stored_slices for `extents`.
   /// @throws shape_error otherwise.
   transformed(const Extents& extents, L policy, data_type&& data)
-      : extents_(extents), policy_(std::move(policy)), data_(std::move(data)) {
-    TPROD_EXPECTS(data_.m() == extents_.m() && data_.n() == extents_.n() && data_.p() == checked_slices(),
-                  "transformed: stored slices of shape " + data_.shape() + " do not fit the tensor " + shape());
+      : extents_(extents), policy_(std::move(policy)), window_(whole_window()), data_(std::move(data)) {
+    check_data();
+  }
+  /// @brief Adopts `data` as the slices `window` names (m×n×window.count). @throws shape_error otherwise.
+  transformed(const Extents& extents, L policy, slice_window window, data_type&& data)
+      : extents_(extents), policy_(std::move(policy)), window_(checked(std::move(window))), data_(std::move(data)) {
+    check_data();
   }
 
   const Extents& extents() const { return extents_; }
   std::size_t m() const { return extents_.m(); }
   std::size_t n() const { return extents_.n(); }
   std::size_t p() const { return extents_.p(); }  ///< tubes of the original tensor
-  std::size_t stored_slices() const { return data_.p(); }
+  std::size_t stored_slices() const { return data_.p(); }  ///< those held here (all of them on one process)
+  /// @brief Which of the tensor's stored slices are held here, and by whom else.
+  const slice_window& window() const { return window_; }
   std::string shape() const { return extents_.to_string(); }
   const L& transform() const { return policy_; }
 
-  /// @brief How many of the p transform-domain slices stored slice k stands for (2 for a DFT slice whose
-  /// conjugate partner is not stored).
-  double slice_weight(std::size_t k) const { return policy_.template slice_weight<T>(k, p()); }
+  /// @brief How many of the p transform-domain slices stored slice k (of those held here) stands for (2 for a DFT
+  /// slice whose conjugate partner is not stored).
+  double slice_weight(std::size_t k) const { return policy_.template slice_weight<T>(window_.first + k, p()); }
 
   /// @brief Â(:, :, k) as an Eigen map (no copy). Host only.
   auto slice(std::size_t k) requires on_host { return data_.slice(k); }
@@ -95,11 +114,18 @@ class transformed {
     TPROD_EXPECTS(extents_ == b.extents(),
                   std::string("transformed ") + op + ": shapes " + shape() + " and " + b.shape() + " differ");
   }
+  /// @brief Throws shape_error unless b holds the same stored slices on the same holders (always so on one process).
+  template <class E2>
+  void check_same_window(const transformed<T, L, E2, Space>& b, const char* op) const {
+    TPROD_EXPECTS(window_ == b.window(), std::string("transformed ") + op +
+                                             ": the operands hold different slices or live on different holders");
+  }
   template <class E2>
   void check_same_transform(const transformed<T, L, E2, Space>& b, const char* op) const {
     if (!(policy_ == b.transform()))
       throw transform_mismatch_error(std::string("transformed ") + op + ": the operands are in different " +
                                      std::string(L::name()) + " transform domains (different Z)");
+    check_same_window(b, op);
   }
 
  private:
@@ -108,9 +134,23 @@ class transformed {
     policy_.check_size(extents_.p());
     return policy_.template stored_slices<T>(extents_.p());
   }
+  slice_window whole_window() const { return slice_window::whole(checked_slices()); }
+  void check_data() const {
+    TPROD_EXPECTS(data_.m() == extents_.m() && data_.n() == extents_.n() && data_.p() == window_.count,
+                  "transformed: stored slices of shape " + data_.shape() + " do not fit the tensor " + shape());
+  }
+  slice_window checked(slice_window w) const {
+    const std::size_t total = checked_slices();
+    TPROD_EXPECTS(w.total == total && w.first <= total && w.count <= total - w.first,
+                  "transformed: the slice window " + std::to_string(w.first) + " + " + std::to_string(w.count) +
+                      " of " + std::to_string(w.total) + " does not lie in the " + std::to_string(total) +
+                      " stored slices of the tensor " + shape());
+    return w;
+  }
 
   Extents extents_;
   L policy_;
+  slice_window window_;
   data_type data_;
 };
 
@@ -193,6 +233,11 @@ void inverse_transform_into(const detail::execution_of<S>& ex, const transformed
   const tensor3_view<T, dextents3, S> out = a.view();
   TPROD_EXPECTS(out.extents() == ahat.extents(),
                 "inverse_transform_into: the input is " + ahat.shape() + " but the output is " + out.shape());
+  TPROD_EXPECTS(ahat.window().holds_every_slice(),
+                "inverse_transform: the " + ahat.shape() + " tensor holds only stored slices " +
+                    std::to_string(ahat.window().first) + " + " + std::to_string(ahat.window().count) + " of " +
+                    std::to_string(ahat.window().total) + " here; its tubes need every slice (distributed::" +
+                    "inverse_transform exchanges them)");
   inverse(detail::system_of<S>(ex), ahat.transform(), ahat.data().dynamic_view(), out);
 }
 template <scalar T, transform_policy L, extents3_type E, memory_space S, any_tensor3 Out>

@@ -20,7 +20,7 @@ namespace tprod::detail {
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 bool self_conjugate_slice(const transformed<T, L, E, S>& ahat, std::size_t k) {
   using D = typename L::template domain_scalar<T>;
-  return !is_complex_v<T> && is_complex_v<D> && ahat.stored_slices() < ahat.p() && ahat.slice_weight(k) == 1.0;
+  return !is_complex_v<T> && is_complex_v<D> && ahat.window().total < ahat.p() && ahat.slice_weight(k) == 1.0;
 }
 
 /// @brief Per-stored-slice values extended to all p transform-domain slices: identical when every slice is

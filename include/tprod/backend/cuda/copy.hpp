@@ -53,7 +53,8 @@ auto to_host(const A& a, const cuda::execution& ex = cuda::default_execution()) 
 /// @brief Transform-domain tensors move between spaces the same way: the stored slices are copied.
 template <memory_space To, scalar T, transform_policy L, extents3_type E, memory_space S>
 transformed<T, L, E, To> copy(const transformed<T, L, E, S>& ahat, To = {}, const cuda::execution& ex = cuda::default_execution()) {
-  return transformed<T, L, E, To>(ahat.extents(), ahat.transform(), detail::copy_to<To>(ahat.data(), ex));
+  return transformed<T, L, E, To>(ahat.extents(), ahat.transform(), ahat.window(),
+                                  detail::copy_to<To>(ahat.data(), ex));
 }
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 auto to_device(const transformed<T, L, E, S>& ahat, const cuda::execution& ex = cuda::default_execution()) {
