@@ -11,7 +11,7 @@ set -euo pipefail
 
 packages=(build-essential cmake libeigen3-dev libfftw3-dev xtensor-dev doctest-dev libbenchmark-dev clang
           nlohmann-json3-dev zlib1g-dev libicu-dev dataset-fashion-mnist gnuplot-nox nodejs npm doxygen libopenmpi-dev
-          openmpi-bin
+          openmpi-bin libxsmm-dev
           python3-dev pybind11-dev python3-numpy python3-pytest python3-torch)
 # Packages that count as present when their program is on the PATH: NodeSource's nodejs bundles npm and
 # conflicts with Debian's npm package, so asking apt for npm there would remove node.
