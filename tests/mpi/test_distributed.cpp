@@ -214,6 +214,12 @@ TEST_CASE_TEMPLATE("distributed: the L-SVD, its truncations and the ranks equal 
     const std::size_t k = 1;
     check_result(dist::truncated_svd(ahat, k), truncated_svd(one_hat, k));
     check_result(dist::energy_truncated_svd(ahat, 0.9), energy_truncated_svd(one_hat, 0.9));
+    // Truncating a computed L-SVD, on each rank's slices without factoring again.
+    const auto full = dist::svd(ahat);
+    const auto one_full = svd(one_hat);
+    check_result(dist::truncate(full, k), truncate(one_full, k));
+    check_result(dist::truncate_energy(full, 0.9), truncate_energy(one_full, 0.9));
+    CHECK_THROWS_AS((void)dist::truncate(full, full.tubes() + 1), shape_error);
 
     const auto r = dist::ranks(ahat), one = ranks(one_hat);
     CHECK(r.multi_rank == one.multi_rank);

@@ -32,27 +32,43 @@ slice_svds_result<T, L, E, S> slice_svds_of(const svd_result<T, L, E, S>& r) {
 }
 }  // namespace detail
 
+namespace detail {
+/// @brief The transform-domain truncations of the slice SVDs f (σ of every stored slice, from every holder), of
+/// which kept[j] values of slice j are kept now (over all p slices): to tubal rank k, or to the smallest multi-rank
+/// holding at least γ of their energy. u, s and v are left empty.
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> truncate_to_rank(slice_svds_result<T, L, E, S> f, const std::vector<std::size_t>& kept,
+                                        std::size_t k) {
+  TPROD_EXPECTS(k >= 1 && k <= std::size_t(f.sigma.rows()),
+                "truncate: the rank k = " + std::to_string(k) + " must lie in 1.." + std::to_string(f.sigma.rows()) +
+                    " (the singular tubes of the L-SVD)");
+  std::vector<std::size_t> now(std::size_t(f.sigma.cols()));  // every stored slice's
+  for (std::size_t j = 0; j < now.size(); ++j) now[j] = std::min(k, kept[j]);
+  return assemble_svd(std::move(f), factor_mode::economy, k, now);
+}
+template <scalar T, transform_policy L, extents3_type E, memory_space S>
+svd_result<T, L, E, S> truncate_to_energy(slice_svds_result<T, L, E, S> f, const std::vector<std::size_t>& kept,
+                                          double gamma) {
+  check_energy_fraction("truncate_energy", gamma);
+  const std::vector<std::size_t> stored_kept(kept.begin(), kept.begin() + f.sigma.cols());
+  const std::vector<std::size_t> ranks = energy_ranks_of(f.sigma, stored_kept, f.u_hat, gamma);
+  const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
+  return assemble_svd(std::move(f), factor_mode::economy, cols, ranks);
+}
+}  // namespace detail
+
 /// @brief The L-SVD r truncated to tubal rank k: every slice keeps min(k, its kept count) singular values.
 /// @throws shape_error unless 1 ≤ k ≤ r.tubes().
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 svd_result<T, L, E, S> truncate(const svd_result<T, L, E, S>& r, std::size_t k) {
-  TPROD_EXPECTS(k >= 1 && k <= r.tubes(), "truncate: the rank k = " + std::to_string(k) + " must lie in 1.." +
-                                              std::to_string(r.tubes()) + " (the singular tubes of the L-SVD)");
-  std::vector<std::size_t> kept(std::size_t(r.sigma.cols()));  // every stored slice's, from every holder
-  for (std::size_t j = 0; j < kept.size(); ++j) kept[j] = std::min(k, r.kept[j]);
-  return detail::with_original_factors(detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, k, kept));
+  return detail::with_original_factors(detail::truncate_to_rank(detail::slice_svds_of(r), r.kept, k));
 }
 
 /// @brief The L-SVD r truncated to the smallest multi-rank holding at least γ of its energy.
 /// @throws shape_error for γ outside [0, 1].
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 svd_result<T, L, E, S> truncate_energy(const svd_result<T, L, E, S>& r, double gamma) {
-  detail::check_energy_fraction("truncate_energy", gamma);
-  const std::vector<std::size_t> stored_kept(r.kept.begin(), r.kept.begin() + r.sigma.cols());
-  const std::vector<std::size_t> ranks = detail::energy_ranks_of(r.sigma, stored_kept, r.u_hat, gamma);
-  const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
-  return detail::with_original_factors(
-      detail::assemble_svd(detail::slice_svds_of(r), factor_mode::economy, cols, ranks));
+  return detail::with_original_factors(detail::truncate_to_energy(detail::slice_svds_of(r), r.kept, gamma));
 }
 
 /// @brief The tensor the L-SVD r represents, U *_L S *_L Vᴴ = L⁻¹(Û_k Ŝ_k V̂_kᴴ) (the truncated approximation for a

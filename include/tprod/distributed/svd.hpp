@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tprod/algebra/svd.hpp"
+#include "tprod/algebra/svd_truncation.hpp"
 #include "tprod/distributed/algebra.hpp"
 
 namespace tprod::distributed {
@@ -32,12 +33,21 @@ struct svd_result {
 };
 
 namespace detail {
+/// @brief The distributed result of the one-process transform-domain L-SVD of this rank's slices.
+template <scalar T, transform_policy L>
+svd_result<T, L> held(tprod::svd_result<T, L> r) {
+  return {transformed<T, L>(std::move(r.u_hat)), transformed<T, L>(std::move(r.s_hat)),
+          transformed<T, L>(std::move(r.v_hat)), std::move(r.sigma), std::move(r.kept)};
+}
 /// @brief Collective: the one-process transform-domain L-SVD of this rank's slices, kept as `decide` says.
 template <scalar T, transform_policy L, class Decide>
 svd_result<T, L> held_svd(const transformed<T, L>& ahat, Decide&& decide) {
-  auto r = tprod::detail::transform_domain_svd(ahat.local(), factor_mode::economy, std::forward<Decide>(decide));
-  return {transformed<T, L>(std::move(r.u_hat)), transformed<T, L>(std::move(r.s_hat)),
-          transformed<T, L>(std::move(r.v_hat)), std::move(r.sigma), std::move(r.kept)};
+  return held(tprod::detail::transform_domain_svd(ahat.local(), factor_mode::economy, std::forward<Decide>(decide)));
+}
+/// @brief r's slice SVDs as the one-process truncations take them (this rank's Û and V̂, σ of every slice).
+template <scalar T, transform_policy L>
+tprod::detail::slice_svds_result<T, L, dextents3, host_space> slice_svds_of(const svd_result<T, L>& r) {
+  return {r.u_hat.local(), r.v_hat.local(), r.sigma};
 }
 }  // namespace detail
 
@@ -78,6 +88,18 @@ auto truncated_svd(const tensor3<T>& a, const L& policy, std::size_t k) {
 template <scalar T, transform_policy L>
 auto energy_truncated_svd(const tensor3<T>& a, const L& policy, double gamma) {
   return energy_truncated_svd(transform(a, policy), gamma);
+}
+
+/// @brief A distributed L-SVD truncated to tubal rank k, or to the smallest multi-rank holding at least γ of its
+/// energy, without factoring again (tprod::truncate and truncate_energy on each rank's slices: no communication).
+/// @throws shape_error (every rank alike) unless 1 ≤ k ≤ r.tubes(), or for γ outside [0, 1].
+template <scalar T, transform_policy L>
+svd_result<T, L> truncate(const svd_result<T, L>& r, std::size_t k) {
+  return detail::held(tprod::detail::truncate_to_rank(detail::slice_svds_of(r), r.kept, k));
+}
+template <scalar T, transform_policy L>
+svd_result<T, L> truncate_energy(const svd_result<T, L>& r, double gamma) {
+  return detail::held(tprod::detail::truncate_to_energy(detail::slice_svds_of(r), r.kept, gamma));
 }
 
 /// @brief Collective: the tensor an L-SVD represents, U *_L S *_L Vᴴ = L⁻¹(Û_k Ŝ_k V̂_kᴴ), distributed by tubes
