@@ -210,6 +210,16 @@ std::vector<std::size_t> energy_ranks_of(const M& sigma, const std::vector<std::
   return energy_ranks(values, weight, gamma);
 }
 
+/// @brief The energy truncation's decision from σ (kept[k] values of stored slice k count): the multi-rank per
+/// stored slice and the columns U and V keep, max(1, its largest entry).
+template <class M, class X>
+std::pair<std::size_t, std::vector<std::size_t>> energy_decision(const M& sigma, const std::vector<std::size_t>& kept,
+                                                                 const X& ahat, double gamma) {
+  std::vector<std::size_t> ranks = energy_ranks_of(sigma, kept, ahat, gamma);
+  const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
+  return {cols, std::move(ranks)};
+}
+
 /// @brief The transform-domain L-SVD kept as `decide(σ)` says: σ of every stored slice → (columns, kept values per
 /// stored slice). u, s and v stay empty: the distributed layer maps its factors back itself.
 template <scalar T, transform_policy L, extents3_type E, memory_space S, class Decide>
@@ -227,9 +237,8 @@ auto keep_rank(const transformed<T, L, E, S>& ahat, std::size_t k) {
 template <scalar T, transform_policy L, extents3_type E, memory_space S>
 auto keep_energy(const transformed<T, L, E, S>& ahat, double gamma) {
   return [&ahat, gamma](const auto& sigma) {
-    const std::vector<std::size_t> ranks = energy_ranks_of(
-        sigma, std::vector<std::size_t>(std::size_t(sigma.cols()), std::size_t(sigma.rows())), ahat, gamma);
-    return std::pair{std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end())), ranks};
+    return energy_decision(sigma, std::vector<std::size_t>(std::size_t(sigma.cols()), std::size_t(sigma.rows())),
+                           ahat, gamma);
   };
 }
 

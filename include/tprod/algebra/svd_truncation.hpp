@@ -30,9 +30,7 @@ template <scalar T, transform_policy L, extents3_type E, memory_space S>
 slice_svds_result<T, L, E, S> slice_svds_of(const svd_result<T, L, E, S>& r) {
   return {r.u_hat, r.v_hat, r.sigma};
 }
-}  // namespace detail
 
-namespace detail {
 /// @brief The transform-domain truncations of the slice SVDs f (σ of every stored slice, from every holder), of
 /// which kept[j] values of slice j are kept now (over all p slices): to tubal rank k, or to the smallest multi-rank
 /// holding at least γ of their energy. u, s and v are left empty.
@@ -51,8 +49,7 @@ svd_result<T, L, E, S> truncate_to_energy(slice_svds_result<T, L, E, S> f, const
                                           double gamma) {
   check_energy_fraction("truncate_energy", gamma);
   const std::vector<std::size_t> stored_kept(kept.begin(), kept.begin() + f.sigma.cols());
-  const std::vector<std::size_t> ranks = energy_ranks_of(f.sigma, stored_kept, f.u_hat, gamma);
-  const std::size_t cols = std::max<std::size_t>(1, *std::max_element(ranks.begin(), ranks.end()));
+  const auto [cols, ranks] = energy_decision(f.sigma, stored_kept, f.u_hat, gamma);
   return assemble_svd(std::move(f), factor_mode::economy, cols, ranks);
 }
 }  // namespace detail

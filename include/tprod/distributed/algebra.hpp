@@ -11,7 +11,6 @@
 /// failed). From or to the original domain, one all-to-all each way.
 #include <cmath>
 #include <limits>
-#include <optional>
 
 #include "tprod/algebra/facewise.hpp"
 #include "tprod/algebra/identity.hpp"
@@ -21,6 +20,7 @@
 #include "tprod/algebra/rank.hpp"
 #include "tprod/algebra/spectral_norms.hpp"
 #include "tprod/algebra/transpose.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/distributed/transformed.hpp"
 
 namespace tprod::distributed {
@@ -96,8 +96,9 @@ auto inner(const transformed<T, L>& a, const transformed<T, L>& b) {
 /// MPI_Allreduce). @throws shape_error (on every rank alike) when the shapes differ.
 template <scalar T>
 real_t<T> frobenius_norm(const tensor3<T>& a) {
-  const double local = double(tprod::frobenius_norm(a.local()));
-  return real_t<T>(std::sqrt(sum_over_ranks(a.comm(), local * local)));
+  double squares = 0;  // summed in double, as tprod's transform-domain norm sums its slices
+  for (double s : slice_squared_norms(tprod::detail::system_of<host_space>(), a.local().dynamic_view())) squares += s;
+  return real_t<T>(std::sqrt(sum_over_ranks(a.comm(), squares)));
 }
 template <scalar T>
 T inner(const tensor3<T>& a, const tensor3<T>& b) {

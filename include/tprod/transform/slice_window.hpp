@@ -56,7 +56,6 @@ struct slice_window {
   }
 
   /// @brief The collective steps of slice_group, or the value itself when one process holds every slice.
-  double sum(double local) const { return group ? group->sum(local) : local; }
   template <class D>
   D sum(D local) const {
     if (!group) return local;
