@@ -6,6 +6,8 @@
 // empty tensors.
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -168,6 +170,90 @@ TEST_CASE_TEMPLATE("distributed: products, transposes, identities and inverses e
     const auto inv = dist::inverse(sq, l);
     CHECK_PART_CLOSE(inv.local(), tubes_of(inverse(wsq, l), inv.tubes(), comm.rank()), To, m * p);
   });
+}
+
+TEST_CASE("distributed: pencils give every rank an equal share of the slices' rows, each row once") {
+  for (const auto& [slices, m] : {std::pair<std::size_t, std::size_t>{1, 7}, {2, 5}, {9, 4}, {3, 1}, {0, 4}, {4, 0}})
+    for (int ranks : {1, 2, 3, 4, 5, 16}) {
+      INFO(slices, " slices of ", m, " rows over ", ranks, " ranks");
+      const auto layout = dist::detail::box_layout::pencils(slices, m, ranks);
+      std::vector<int> owners(slices * m, 0);
+      std::size_t fewest = slices * m, most = 0;
+      for (int r = 0; r < ranks; ++r) {
+        std::size_t rows = 0;
+        CHECK(layout.of(r).size() <= 3);
+        for (const auto& box : layout.of(r)) {
+          CHECK(box.first_row + box.rows <= m);
+          CHECK(box.first_slice + box.slices <= slices);
+          for (std::size_t k = box.first_slice; k < box.first_slice + box.slices; ++k)
+            for (std::size_t i = box.first_row; i < box.first_row + box.rows; ++i) ++owners[k * m + i];
+          rows += box.rows * box.slices;
+        }
+        fewest = std::min(fewest, rows);
+        most = std::max(most, rows);
+      }
+      CHECK(std::count(owners.begin(), owners.end(), 1) == std::ptrdiff_t(owners.size()));
+      CHECK(most - fewest <= 1);
+    }
+  const auto slabs = dist::detail::box_layout::slabs(dist::block_partition(3, 4), 6);
+  CHECK(slabs.of(0).size() == 1);
+  CHECK(slabs.of(0)[0].rows == 6);
+  CHECK(slabs.of(3).empty());  // more ranks than slices: the last holds none
+  CHECK(slabs.with_all_rows(2).of(1)[0].rows == 2);
+}
+
+TEST_CASE("distributed: the routes between tubes and boxes carry every element of a box from its tube, once") {
+  // Element (i, j) of stored slice k: tube t = i + m·j at (t − b) + (e − b)·k on the rank owning tubes [b, e); in a
+  // box at (i − first_row) + rows·(j + n·(k − first_slice)). Every run is followed element by element.
+  const std::size_t m = 5, n = 3, slices = 2;
+  for (int ranks : {1, 2, 4, 7}) {
+    const dist::block_partition tubes(m * n, ranks);
+    const auto layout = dist::detail::box_layout::pencils(slices, m, ranks);
+    for (int d = 0; d < ranks; ++d)
+      for (const auto& box : layout.of(d)) {
+        std::vector<int> hits(box.rows * n * box.slices, 0);
+        for (int q = 0; q < ranks; ++q) {
+          const std::size_t b = tubes.begin(q), e = tubes.end(q);
+          for (const auto& [from, to] : dist::detail::box_runs(b, e, m, n, box)) {
+            REQUIRE(from.rows == to.rows);
+            REQUIRE(from.columns == to.columns);
+            for (std::size_t c = 0; c < from.columns; ++c)
+              for (std::size_t x = 0; x < from.rows; ++x) {
+                const std::size_t at = from.offset + c * from.stride + x, held = e - b;
+                const std::size_t t = b + at % held, k = at / held, i = t % m, j = t / m;
+                CHECK(t < e);
+                CHECK(i >= box.first_row);
+                CHECK(i < box.first_row + box.rows);
+                CHECK(k >= box.first_slice);
+                const std::size_t there = to.offset + c * to.stride + x;
+                CHECK(there == (i - box.first_row) + box.rows * (j + n * (k - box.first_slice)));
+                if (there < hits.size()) ++hits[there];
+              }
+          }
+        }
+        CHECK(std::count(hits.begin(), hits.end(), 1) == std::ptrdiff_t(hits.size()));
+      }
+  }
+}
+
+TEST_CASE_TEMPLATE("distributed: a product with more ranks than stored slices equals the one-process one", T, double,
+                   std::complex<double>) {
+  // p = 1 and 2: at 3 and 4 ranks every rank computes rows of a slice (pencils), none idles.
+  const dist::communicator comm;
+  for (const auto& [m, l, n, p] : std::vector<std::array<std::size_t, 4>>{{7, 3, 4, 1}, {9, 2, 5, 2}, {2, 6, 3, 2}}) {
+    INFO("m = ", m, ", l = ", l, ", n = ", n, ", p = ", p);
+    const auto wa = random_tensor3<T>(m, l, p, 21), wb = random_tensor3<T>(l, n, p, 22);
+    const auto a = dist::scatter(comm, wa), b = dist::scatter(comm, wb);
+    const auto check = [&](const auto& policy) {
+      INFO("transform ", policy.name());
+      const auto c = dist::product(a, b, policy);
+      CHECK_PART_CLOSE(c.local(), tubes_of(product(wa, wb, policy), c.tubes(), comm.rank()), T, l * p);
+      const auto layout = dist::detail::box_layout::pencils(policy.template stored_slices<T>(p), m, comm.size());
+      CHECK(!layout.of(comm.rank()).empty());  // this rank has rows to compute
+    };
+    check(dct{});
+    check(dft{});
+  }
 }
 
 TEST_CASE_TEMPLATE("distributed: norms and inner products are the one-process ones on every rank", T,

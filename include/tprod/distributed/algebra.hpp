@@ -8,9 +8,11 @@
 /// Communication: none for the facewise operations (products, transposes, identities, inverses); one MPI_Allreduce
 /// for a norm or inner product, one MPI_Allgatherv of the singular values for the ranks and norms that need them,
 /// one agreement on errors around every factorization (every rank throws distributed_error naming the rank that
-/// failed). From or to the original domain, one all-to-all each way.
+/// failed). From or to the original domain, one all-to-all each way; a product of two tensors in the original domain
+/// takes two in all.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "tprod/algebra/facewise.hpp"
 #include "tprod/algebra/identity.hpp"
@@ -32,16 +34,58 @@ transformed<T, L> operator*(const transformed<T, L>& a, const transformed<T, L>&
   return transformed<T, L>(a.local() * b.local());
 }
 
-/// @brief Collective: C = A *_L B, distributed by tubes like its operands: the local transforms of A and B, one
-/// all-to-all carrying both to the slice layout, the local facewise product, one all-to-all back.
+/// @brief Collective: C = A *_L B, distributed by tubes like its operands. The local transforms of A and B; one
+/// all-to-all that gives every rank an equal share of the rows of Â's stored slices (pencils, detail/boxes.hpp) and
+/// the slices of B̂ they meet; Ĉ's rows = Â's rows · B̂ on each rank (the one-process facewise product of its
+/// boxes); one all-to-all back and the local inverse transforms. Every rank computes, however few the slices.
 /// @throws shape_error (on every rank alike) unless A is m×l×p and B l×n×p on one communicator.
-template <scalar T, transform_policy L>
-auto product(const tensor3<T>& a, const tensor3<T>& b, const L& policy) {
+template <scalar T0, transform_policy L>
+auto product(const tensor3<T0>& a, const tensor3<T0>& b, const L& policy) {
+  using T = typename L::template original_scalar<T0>;
+  using D = typename L::template domain_scalar<T>;
   if (!(a.comm() == b.comm()))
     throw shape_error("distributed::product: the operands live on different communicators");
   tprod::detail::check_product_shapes("distributed::product", a.m(), a.n(), a.p(), b.m(), b.n(), b.p());
-  const auto hats = detail::transform_together<T>({&a, &b}, policy);
-  return inverse_transform(hats[0] * hats[1]);
+  policy.check_size(a.p());
+  const auto& comm = a.comm();
+  const int rank = comm.rank();
+  const std::size_t m = a.m(), l = a.n(), n = b.n(), p = a.p(), total = policy.template stored_slices<T>(p);
+  const auto a_layout = detail::box_layout::pencils(total, m, comm.size()), b_layout = a_layout.with_all_rows(l);
+  const detail::routes a_routes(a.tubes(), m, l, a_layout, rank), b_routes(b.tubes(), l, n, b_layout, rank);
+
+  const auto a_tubes = tprod::transform(a.local(), policy), b_tubes = tprod::transform(b.local(), policy);
+  const auto& mine = a_layout.of(rank);
+  std::vector<tprod::transformed<T, L>> a_boxes, b_boxes, c_boxes;  // reserved: their data pointers stay put
+  a_boxes.reserve(mine.size()), b_boxes.reserve(mine.size()), c_boxes.reserve(mine.size());
+  std::vector<D*> a_data, b_data;
+  for (const auto& box : mine) {
+    a_boxes.emplace_back(dextents3(box.rows, l, p), policy, box.window(total), uninitialized);
+    b_boxes.emplace_back(dextents3(l, n, p), policy, box.window(total), uninitialized);
+    a_data.push_back(a_boxes.back().data().data());
+    b_data.push_back(b_boxes.back().data().data());
+  }
+  detail::messages<const D> sends(std::size_t(comm.size()));
+  detail::messages<D> recvs(std::size_t(comm.size()));
+  a_routes.add_tubes(sends, a_tubes.data().data());
+  b_routes.add_tubes(sends, b_tubes.data().data());
+  a_routes.add_boxes(recvs, a_data);
+  b_routes.add_boxes(recvs, b_data);
+  detail::exchange(comm, sends, recvs);
+
+  std::vector<const D*> c_data;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    c_boxes.push_back(a_boxes[i] * b_boxes[i]);  // Ĉ's rows of the box = Â's rows · B̂, slice by slice
+    c_data.push_back(c_boxes.back().data().data());
+  }
+  const block_partition c_tubes(m * n, comm.size());
+  tprod::transformed<T, L> c_tubes_hat(dextents3(c_tubes.size(rank), 1, p), policy, uninitialized);
+  const detail::routes c_routes(c_tubes, m, n, a_layout, rank);
+  detail::messages<const D> c_sends(std::size_t(comm.size()));
+  detail::messages<D> c_recvs(std::size_t(comm.size()));
+  c_routes.add_boxes(c_sends, c_data);
+  c_routes.add_tubes(c_recvs, c_tubes_hat.data().data());
+  detail::exchange(comm, c_sends, c_recvs);
+  return tensor3<T>::from_local(comm, m, n, p, tprod::inverse_transform(c_tubes_hat));
 }
 
 /// @brief Transform-domain L-transpose, n×m×p from m×n×p: local.

@@ -13,13 +13,15 @@
 ///
 /// transform = the local tube transforms, then one all-to-all from tubes to slices (the slab pattern of FFTW-MPI
 /// and heFFTe); inverse_transform = the all-to-all back, then the local inverse transforms. A chain of products kept
-/// in the transform domain communicates only at its two ends, and a product's two operands go in one all-to-all.
+/// in the transform domain communicates only at its two ends. (distributed::product of two tensors in the original
+/// domain holds its slices in pencils instead, detail/boxes.hpp, so that ranks beyond the stored slices work too.)
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tprod/distributed/detail/boxes.hpp"
 #include "tprod/distributed/slice_group.hpp"
 #include "tprod/distributed/tensor3.hpp"
 #include "tprod/transform/transformed.hpp"
@@ -77,72 +79,40 @@ class transformed {
   local_type local_;
 };
 
-namespace detail {
-/// @brief The blocks between the tube layout (each rank's transformed tubes: rows = its tubes, columns = all
-/// stored slices) and the slice layout (m·n rows, each rank's owned slices): what `rank` holds of every rank's part
-/// in the tube layout (one contiguous run of its slices), and what it holds of every rank's tubes in the slice layout.
-inline std::vector<strided_block> tube_layout_blocks(const block_partition& tubes, const block_partition& slices,
-                                                     int rank) {
-  const std::size_t rows = tubes.size(rank);
-  std::vector<strided_block> blocks;
-  for (int q = 0; q < slices.parts(); ++q) blocks.push_back({rows * slices.size(q), 1, 0, rows * slices.begin(q)});
-  return blocks;
-}
-inline std::vector<strided_block> slice_layout_blocks(const block_partition& tubes, const block_partition& slices,
-                                                      int rank) {
-  std::vector<strided_block> blocks;
-  for (int q = 0; q < tubes.parts(); ++q)
-    blocks.push_back({tubes.size(q), slices.size(rank), tubes.count(), tubes.begin(q)});
-  return blocks;
-}
-}  // namespace detail
-
-namespace detail {
-/// @brief Collective: L of each tensor (all on one communicator), the local tube transforms of all of them, then one
-/// all-to-all that carries every one's blocks (a product's two operands travel in one exchange).
-template <scalar T0, transform_policy L>
-auto transform_together(const std::vector<const tensor3<T0>*>& tensors, const L& policy) {
-  using T = typename L::template original_scalar<T0>;
-  using D = typename L::template domain_scalar<T>;
-  std::vector<transformed<T, L>> outs;
-  std::vector<tprod::transformed<T, L>> local_hats;  // (owned tubes)×1×(all stored slices) each
-  for (const auto* a : tensors) {
-    outs.emplace_back(a->comm(), a->m(), a->n(), a->p(), policy, uninitialized);
-    local_hats.push_back(tprod::transform(a->local(), policy));
-  }
-  const int rank = tensors.front()->comm().rank();
-  std::vector<exchange_part<const D>> sends;
-  std::vector<exchange_part<D>> recvs;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const auto& tubes = tensors[i]->tubes();
-    sends.push_back({local_hats[i].data().data(), tube_layout_blocks(tubes, outs[i].slices(), rank)});
-    recvs.push_back({outs[i].local().data().data(), slice_layout_blocks(tubes, outs[i].slices(), rank)});
-  }
-  exchange(tensors.front()->comm(), sends, recvs);
-  return outs;
-}
-}  // namespace detail
-
 /// @brief Collective: Â = L(A), from the tube distribution to the slice distribution (local transforms, one
 /// all-to-all). Real A is promoted to complex first when L's Z is complex, as on one process.
 /// @throws shape_error (on every rank alike) when L cannot act on A's tubes.
 template <scalar T0, transform_policy L>
 auto transform(const tensor3<T0>& a, const L& policy) {
-  return std::move(detail::transform_together<T0>({&a}, policy).front());
+  using T = typename L::template original_scalar<T0>;
+  using D = typename L::template domain_scalar<T>;
+  const auto& comm = a.comm();
+  transformed<T, L> out(comm, a.m(), a.n(), a.p(), policy, uninitialized);
+  const auto tubes_hat = tprod::transform(a.local(), policy);  // (owned tubes)×1×(all stored slices)
+  const detail::routes r(a.tubes(), a.m(), a.n(), detail::box_layout::slabs(out.slices(), a.m()), comm.rank());
+  detail::messages<const D> sends(std::size_t(comm.size()));
+  detail::messages<D> recvs(std::size_t(comm.size()));
+  r.add_tubes(sends, tubes_hat.data().data());
+  r.add_boxes(recvs, std::vector<D*>{out.local().data().data()});
+  detail::exchange(comm, sends, recvs);
+  return out;
 }
 
 /// @brief Collective: A = L⁻¹(Â), from the slice distribution back to the tube distribution (one all-to-all, local
 /// inverse transforms).
 template <scalar T, transform_policy L>
 tensor3<T> inverse_transform(const transformed<T, L>& ahat) {
+  using D = typename L::template domain_scalar<T>;
   const auto& comm = ahat.comm();
   const block_partition tubes(ahat.m() * ahat.n(), comm.size());
-  const int rank = comm.rank();
-  const std::size_t rows = tubes.size(rank);
-  tprod::transformed<T, L> local_hat(dextents3(rows, 1, ahat.p()), ahat.transform(), uninitialized);
-  detail::exchange(comm, ahat.local().data().data(), detail::slice_layout_blocks(tubes, ahat.slices(), rank),
-                   local_hat.data().data(), detail::tube_layout_blocks(tubes, ahat.slices(), rank));
-  return tensor3<T>::from_local(comm, ahat.m(), ahat.n(), ahat.p(), tprod::inverse_transform(local_hat));
+  tprod::transformed<T, L> tubes_hat(dextents3(tubes.size(comm.rank()), 1, ahat.p()), ahat.transform(), uninitialized);
+  const detail::routes r(tubes, ahat.m(), ahat.n(), detail::box_layout::slabs(ahat.slices(), ahat.m()), comm.rank());
+  detail::messages<const D> sends(std::size_t(comm.size()));
+  detail::messages<D> recvs(std::size_t(comm.size()));
+  r.add_boxes(sends, std::vector<const D*>{ahat.local().data().data()});
+  r.add_tubes(recvs, tubes_hat.data().data());
+  detail::exchange(comm, sends, recvs);
+  return tensor3<T>::from_local(comm, ahat.m(), ahat.n(), ahat.p(), tprod::inverse_transform(tubes_hat));
 }
 
 }  // namespace tprod::distributed

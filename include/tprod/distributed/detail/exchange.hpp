@@ -5,7 +5,7 @@
 /// array to every rank (MPI_Alltoallw), each block described by an MPI datatype, so that MPI packs and unpacks in
 /// place and tprod copies nothing of its own. Scatter and gather are the same exchange with one side's blocks empty.
 #include <cstddef>
-#include <utility>
+#include <type_traits>
 #include <vector>
 
 #include "tprod/distributed/communicator.hpp"
@@ -19,25 +19,29 @@ struct strided_block {
   bool empty() const { return rows == 0 || columns == 0; }
 };
 
-/// @brief One array's side of an exchange: the array and, for every rank, the block of it that goes to (or comes
-/// from) that rank.
+/// @brief A piece of a message: one block of one array.
 template <class T>
-struct exchange_part {
+struct piece {
   T* data;
-  std::vector<strided_block> blocks;
+  strided_block block;
 };
+/// @brief What one side of an exchange holds for every rank: messages[q] lists, in order, the pieces that go to (or
+/// come from) rank q. A message and its counterpart hold the same number of elements, in the same order.
+template <class T>
+using messages = std::vector<std::vector<piece<T>>>;
 
-/// @brief An MPI datatype for the blocks of several arrays, each at its absolute address (passed with MPI_BOTTOM):
-/// one message carries them all. Byte offsets in MPI_Alltoallw's displacements are ints, too small past 2 GiB, so
-/// the addresses are built into the type. Freed on destruction.
+/// @brief An MPI datatype for the pieces of one message, each at its absolute address (passed with MPI_BOTTOM):
+/// one message carries them all, however many arrays and blocks. Byte offsets in MPI_Alltoallw's displacements are
+/// ints, too small past 2 GiB, so the addresses are built into the type. Freed on destruction.
 class block_type {
  public:
-  template <class T>
-  static block_type of(const std::vector<std::pair<const T*, strided_block>>& blocks) {
+  template <class U>
+  static block_type of(const std::vector<piece<U>>& pieces) {
+    using T = std::remove_const_t<U>;
     block_type t;
     std::vector<MPI_Datatype> columns;
     std::vector<MPI_Aint> addresses;
-    for (const auto& [base, b] : blocks) {
+    for (const auto& [base, b] : pieces) {
       if (b.empty()) continue;
       MPI_Datatype c = MPI_DATATYPE_NULL;
       TPROD_MPI_CHECK(MPI_Type_create_hvector(mpi_int(b.columns, "columns of a block"),
@@ -70,27 +74,20 @@ class block_type {
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
 
-/// @brief Collective: for every part i, rank r's block sends[i].blocks[q] goes to rank q, where it lands as block
-/// recvs[i].blocks[r] of recvs[i].data (a block and its counterpart hold the same number of elements). All parts
-/// travel in one MPI_Alltoallw, one message per pair of ranks however many arrays move: the operands of a product
-/// are exchanged together.
+/// @brief Collective: rank r's message sends[q] goes to rank q, where it lands as that rank's recvs[r]. Every
+/// message travels in one MPI_Alltoallw, one message per pair of ranks however many arrays and blocks it carries (a
+/// product's operands are exchanged together).
 template <class T>
-void exchange(const communicator& comm, const std::vector<exchange_part<const T>>& sends,
-              const std::vector<exchange_part<T>>& recvs) {
+void exchange(const communicator& comm, const messages<const T>& sends, const messages<T>& recvs) {
   const std::size_t ranks = std::size_t(comm.size());
   std::vector<block_type> send_types, recv_types;
   std::vector<MPI_Datatype> stypes(ranks), rtypes(ranks);
   std::vector<int> scounts(ranks), rcounts(ranks), zeros(ranks, 0);
   send_types.reserve(ranks);
   recv_types.reserve(ranks);
-  const auto blocks_for = [](const auto& parts, std::size_t q) {
-    std::vector<std::pair<const T*, strided_block>> blocks;
-    for (const auto& part : parts) blocks.push_back({part.data, part.blocks[q]});
-    return blocks;
-  };
   for (std::size_t q = 0; q < ranks; ++q) {
-    send_types.push_back(block_type::of<T>(blocks_for(sends, q)));
-    recv_types.push_back(block_type::of<T>(blocks_for(recvs, q)));
+    send_types.push_back(block_type::of(sends[q]));
+    recv_types.push_back(block_type::of(recvs[q]));
     stypes[q] = send_types.back().get();
     rtypes[q] = recv_types.back().get();
     scounts[q] = send_types.back().count();
@@ -100,12 +97,16 @@ void exchange(const communicator& comm, const std::vector<exchange_part<const T>
                                 zeros.data(), rtypes.data(), comm.get()));
 }
 
-/// @brief Collective: the exchange of one array (rank r's block sends[q] of `send` lands as block recvs[r] of
-/// `recv` on rank q).
+/// @brief Collective: the exchange of one array's blocks, one per rank (rank r's block sends[q] of `send` lands as
+/// block recvs[r] of `recv` on rank q).
 template <class T>
 void exchange(const communicator& comm, const T* send, const std::vector<strided_block>& sends, T* recv,
               const std::vector<strided_block>& recvs) {
-  exchange<T>(comm, {{send, sends}}, {{recv, recvs}});
+  messages<const T> s(sends.size());
+  messages<T> r(recvs.size());
+  for (std::size_t q = 0; q < sends.size(); ++q) s[q].push_back({send, sends[q]});
+  for (std::size_t q = 0; q < recvs.size(); ++q) r[q].push_back({recv, recvs[q]});
+  exchange(comm, s, r);
 }
 
 }  // namespace tprod::distributed::detail
