@@ -226,7 +226,7 @@ int run(int argc, char** argv) {
   fc.lr = o.number("lr", 2e-3);
   fc.eval_train_limit = quick ? 200 : 500;
   if (!(fc.lr > 0)) throw std::invalid_argument("--lr must be positive");
-  const evaluation e{train, test, quick ? 200 : 500, 32};
+  const evaluation e{train, test, quick ? std::size_t(200) : std::size_t(500), 32};
   examples::training_log log(o.out / "training_log.csv");
   const std::size_t dense_attention = 4 * d * d * base.layers;
 

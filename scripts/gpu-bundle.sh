@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds the CUDA backend's tests and benchmark here (no GPU needed: nvcc compiles and links the device code) and
 # packs them into one folder that runs on a GPU machine with only a driver, the CUDA 13 libraries and Python:
-#   bin/test_cuda, bin/bench_cuda, bin/ltransformer_text
+#   bin/test_cuda, bin/bench_cuda, bin/ltransformer_text, bin/test_mpi, bin/bench_mpi
 #                                   stripped, host code for the x86-64 baseline (no -march=native)
+#   bin/mpirun, openmpi/            this machine's Open MPI runtime (mpirun, its components and PMIx's, help files),
+#                                   relocated by environment variables in run.sh, for the MPI tests and scaling
 #   lib/                            the shared libraries they load that are neither CUDA's nor the C library's
 #                                   (FFTW, libgomp, libbenchmark, ...)
 #   lib/fallback/                   this machine's libstdc++ and libgcc_s, used only where the GPU machine's are older
@@ -15,8 +17,13 @@
 # (append --quick for the tests, the s256 benchmark cases and the peer's S = 256 only, or --filter=REGEX for the
 # benchmark cases matching REGEX). The results come back
 # under $OUT: gpu-run.log (everything), test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json,
-# torch_encoder_gpu.json, and the training throughput of ltransformer_text's Std and T4 on the GPU beside PyTorch's
-# standard model (throughput.log).
+# torch_encoder_gpu.json, the training throughput of ltransformer_text's Std and T4 on the GPU beside PyTorch's
+# standard model (throughput.log), test_mpi_np<P>.log (the distributed tests at 1, 2, 4 and 16 ranks) and
+# bench_mpi_np<P>.json (the distributed product, slab product, transform and L-SVD at 1, 2, 4, 8 and 16 ranks, one
+# thread per rank, strong scaling at 1024×1024×16 and weak at 512·P×512×16).
+#
+# With --mpi it packs the MPI part alone (no CUDA program is built): the scaling run on a machine without a GPU, or
+# a check of the packing here (`bash .gpu-bundle/run.sh OUT --quick` runs it on this machine's two cores).
 #
 # With --papers it packs instead the papers' experiments at their scale: bin/ltransformer_text and bin/tcp_vit
 # (--papers=NAME,... for some of them), their data (data/spam-assassin.tgz, built by scripts/make-text-corpus.sh;
@@ -26,7 +33,7 @@
 # its deadline, <example>-state.tgz: put that file in a folder and name it in TPROD_GPU_RESUME for the next bundle,
 # whose run continues from it (--resume).
 #
-# Usage: scripts/gpu-bundle.sh [--papers[=ltransformer_text,tcp_vit]]   (prints the bundle's path as its last line)
+# Usage: scripts/gpu-bundle.sh [--papers[=ltransformer_text,tcp_vit] | --mpi]   (prints the bundle's path last)
 # Settings (environment): TPROD_GPU_BUILD_DIR (default build-gpu), TPROD_GPU_BUNDLE (default .gpu-bundle; the
 # carry path must then name it), TPROD_JOBS (parallel compile jobs, default 2), TPROD_GPU_CXX_FLAGS (host
 # compiler flags, default none: the x86-64 baseline), TPROD_GPU_CMAKE_ARGS (more configure options, split on
@@ -36,6 +43,7 @@
 set -euo pipefail
 
 papers=0
+mpi_only=0
 paper_examples=(ltransformer_text tcp_vit)  # the examples --papers knows (their data and run.sh's commands)
 examples=()
 for arg in "$@"; do
@@ -47,6 +55,7 @@ for arg in "$@"; do
       for e in "${examples[@]}"; do
         [[ " ${paper_examples[*]} " == *" $e "* ]] || { echo "gpu-bundle: --papers: no example '$e'" >&2; exit 2; }
       done ;;
+    --mpi) mpi_only=1 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "gpu-bundle: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
@@ -83,6 +92,7 @@ cmake -S "$repo_root" -B "$build_dir" \
   -DCMAKE_BUILD_TYPE=Release \
   -DTPROD_ENABLE_CUDA=ON "-DCMAKE_CUDA_COMPILER=$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=OFF \
+  -DTPROD_ENABLE_MPI=$( ((papers)) && echo OFF || echo ON) \
   -DTPROD_UNITY_BUILD=ON \
   -DTPROD_NATIVE_ARCH=OFF "-DCMAKE_CXX_FLAGS=${TPROD_GPU_CXX_FLAGS:-}" \
   "${extra_args[@]}"
@@ -96,8 +106,11 @@ if ((papers)); then
   if [[ " ${examples[*]} " == *" tcp_vit "* && ! -f "$fashion/train-images-idx3-ubyte.gz" ]]; then
     fail "Fashion-MNIST is not in $fashion (Debian: dataset-fashion-mnist)"
   fi
+elif ((mpi_only)); then
+  bins=("$build_dir/tests/mpi/test_mpi" "$build_dir/bench/mpi/bench_mpi")
 else
-  bins=("$build_dir/tests/cuda/test_cuda" "$build_dir/bench/cuda/bench_cuda" "$build_dir/examples/ltransformer_text")
+  bins=("$build_dir/tests/cuda/test_cuda" "$build_dir/bench/cuda/bench_cuda" "$build_dir/examples/ltransformer_text"
+    "$build_dir/tests/mpi/test_mpi" "$build_dir/bench/mpi/bench_mpi")
 fi
 cmake --build "$build_dir" --target "${bins[@]##*/}" -j"$jobs"
 for bin in "${bins[@]}"; do
@@ -111,11 +124,32 @@ bundle=$(cd "$bundle" && pwd)
 cp "${bins[@]}" "$bundle/bin/"
 strip --strip-unneeded "$bundle"/bin/*
 
+# Open MPI's runtime, where the MPI programs travel: mpirun, Open MPI's components (dlopened from its pkglibdir)
+# and PMIx's, their help files and parameters. run.sh points Open MPI and PMIx at them (OPAL_PREFIX, OPAL_PKGLIBDIR,
+# PMIX_PKGLIBDIR, ...); the libraries all of them load go to lib/ with the programs' below.
+components=()
+if [[ -x "$bundle/bin/bench_mpi" ]]; then
+  command -v mpirun >/dev/null && command -v ompi_info >/dev/null || fail "mpirun or ompi_info not found (Open MPI)"
+  ompi_path() { ompi_info --path "$1" --parsable | sed -n "s/^path:$1://p"; }
+  ompi_pkglib=$(ompi_path pkglibdir)
+  pmix_lib=$(ldd "$(ompi_path libdir)/libopen-pal.so" | awk '$1 ~ /^libpmix/ { print $3 }')
+  pmix_lib=$(dirname "$(readlink -f "$pmix_lib")")
+  mkdir -p "$bundle/openmpi/lib/openmpi3" "$bundle/openmpi/lib/pmix" "$bundle/openmpi/share" "$bundle/openmpi/etc"
+  cp -L "$(readlink -f "$(command -v mpirun)")" "$bundle/bin/mpirun"
+  cp "$ompi_pkglib"/*.so "$bundle/openmpi/lib/openmpi3/"
+  cp "$pmix_lib"/pmix/*.so "$bundle/openmpi/lib/pmix/"
+  cp -r "$(ompi_path pkgdatadir)" "$bundle/openmpi/share/openmpi"
+  [[ -d "$pmix_lib/../share/pmix" ]] && cp -r "$pmix_lib/../share/pmix" "$bundle/openmpi/share/pmix"
+  cp "$(ompi_path sysconfdir)"/*.conf "$bundle/openmpi/etc/" 2>/dev/null || true
+  strip --strip-unneeded "$bundle/bin/mpirun" "$bundle"/openmpi/lib/*/*.so
+  components=("$bundle"/openmpi/lib/*/*.so)
+fi
+
 # The shared libraries: ldd lists every one loaded, transitively, with the path it resolves to here. The GPU
 # machine has its own C library (glibc's parts and the loader), its CUDA libraries (driver, runtime, cuBLAS,
 # cuRAND, ...) and a C++ runtime; everything else travels. The C++ runtime travels too, as a fallback for a
 # machine whose own is older than this compiler's.
-ldd_out=$(ldd "$bundle"/bin/*)
+ldd_out=$(ldd "$bundle"/bin/* ${components[@]+"${components[@]}"})
 if grep -q "not found" <<<"$ldd_out"; then
   echo "$ldd_out" >&2
   fail "a library the programs need is not found on this machine"
@@ -158,18 +192,22 @@ if ((papers)); then
       fail "no state of ${examples[*]} (<example>-state.tgz) in $TPROD_GPU_RESUME"
   fi
 else
-  cp bench/peers/torch_lproduct_gpu.py bench/peers/torch_encoder_gpu.py bench/peers/ltransformer_text.py "$bundle/"
+  ((mpi_only)) || cp bench/peers/torch_lproduct_gpu.py bench/peers/torch_encoder_gpu.py bench/peers/ltransformer_text.py "$bundle/"
 fi
 
 cat >"$bundle/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs what scripts/gpu-bundle.sh packed on this GPU machine: tprod's CUDA tests, bench_cuda and the PyTorch
 # peers, or (a bundle made with --papers) the papers' experiments at their scale.
-# Usage: bash run.sh [OUT_DIR] [--quick] [--filter=REGEX] [--deadline=SECONDS] [--smoke]
+# Usage: bash run.sh [OUT_DIR] [--quick] [--filter=REGEX] [--deadline=SECONDS] [--smoke] [--ranks=LIST]
 #   OUT_DIR  where the results go (default: $OUT if set, else ./gpu-results): gpu-run.log (everything printed),
-#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json, torch_encoder_gpu.json, throughput.log;
-#            papers: papers-results.tgz and <example>-state.tgz for an example its deadline cut off
-#   --quick  the tests, the benchmark's s256 cases, the peer's S = 256 and 50 throughput steps only
+#            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json, torch_encoder_gpu.json, throughput.log,
+#            test_mpi_np<P>.log, bench_mpi_np<P>.json; papers: papers-results.tgz and <example>-state.tgz for an
+#            example its deadline cut off
+#   --quick  the tests, the benchmark's s256 cases, the peer's S = 256 and 50 throughput steps only; MPI: the tests
+#            and bench_mpi's smoke cases at 1 and 2 ranks
+#   --ranks=LIST  MPI: the rank counts of the scaling run (default 1,2,4,8,16; the tests run at 1, 2, 4 and the
+#            largest)
 #   --filter=REGEX  only the benchmark cases matching REGEX (Google Benchmark's --benchmark_filter)
 #   --deadline=SECONDS  papers: the training's wall-clock limit (default 480); a run cut off resumes later
 #   --smoke  papers: tiny runs on the CPU, to check the script on a machine without a GPU (not the papers' runs)
@@ -183,13 +221,15 @@ filter=""
 out=""
 deadline=480
 smoke=0
+ranks_list=1,2,4,8,16
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --filter=*) filter=${arg#--filter=} ;;
     --deadline=*) deadline=${arg#--deadline=} ;;
     --smoke) smoke=1 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    --ranks=*) ranks_list=${arg#--ranks=} ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $arg" >&2; exit 2 ;;
     *) out=$arg ;;
   esac
@@ -306,6 +346,44 @@ main() {
     return "${PIPESTATUS[0]}"
   }
 
+  # The MPI programs on this machine's cores, with the bundle's Open MPI (relocated: its components, PMIx's and the
+  # help files are found through these variables, not at the paths they were installed at), shared memory between
+  # the ranks, one thread per rank, each rank bound to a core where there are enough.
+  mpi_env=(OPAL_PREFIX="$here/openmpi" OPAL_LIBDIR="$here/lib" OPAL_PKGLIBDIR="$here/openmpi/lib/openmpi3"
+    OPAL_PKGDATADIR="$here/openmpi/share/openmpi" OPAL_SYSCONFDIR="$here/openmpi/etc" PMIX_PREFIX="$here/openmpi"
+    PMIX_PKGLIBDIR="$here/openmpi/lib/pmix" PMIX_PKGDATADIR="$here/openmpi/share/pmix" LD_LIBRARY_PATH="$libpath"
+    OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_backing_directory=/tmp
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1)
+  mpi_run() {  # mpi_run P PROGRAM ARGS...: at most 10 minutes
+    local np=$1 place=(--bind-to core --map-by core)
+    shift
+    ((np > $(nproc))) && place=(--oversubscribe --bind-to none)
+    timeout 600 env "${mpi_env[@]}" "$here/bin/mpirun" -np "$np" "${place[@]}" -x OMP_NUM_THREADS -x LD_LIBRARY_PATH "$@"
+  }
+  IFS=, read -r -a mpi_ranks <<<"$ranks_list"
+  ((quick)) && mpi_ranks=(1 2)
+  run_mpi_tests() {
+    local np rc=0
+    for np in $(printf '%s\n' 1 2 4 "${mpi_ranks[-1]}" | sort -nu); do
+      ((quick && np > 2)) && continue
+      echo "test_mpi at $np ranks"
+      mpi_run "$np" "$here/bin/test_mpi" >"$out/test_mpi_np$np.log" 2>&1 || rc=1
+      tail -n 3 "$out/test_mpi_np$np.log"
+    done
+    return $rc
+  }
+  run_mpi_scaling() {
+    local np rc=0 select='mpi/(product|slab_product|transform|svd)/(s1024_p16|weak_s512_p16)$'
+    ((quick)) && select='mpi/(product|slab_product|transform|svd)/smoke$'
+    for np in "${mpi_ranks[@]}"; do
+      echo "bench_mpi at $np ranks"
+      mpi_run "$np" "$here/bin/bench_mpi" "--benchmark_filter=$select" --benchmark_repetitions=5 \
+        --benchmark_report_aggregates_only=true --benchmark_out="$out/bench_mpi_np$np.json" \
+        --benchmark_out_format=json 2>&1 | grep -E "median|error|rror" || rc=1
+    done
+    return $rc
+  }
+
   # The papers' experiments at their scale, the bundle's examples at once on the GPU (each a chain of small kernels
   # that leaves most of it idle): paper 000 §6 (Std, T4, Std-1L; 20 epochs as for IMDB, 3 seeds) on the text
   # corpus, paper 001's subsampled protocol (10,000 training and 2,000 test images, 150 epochs, batch 256, peak lr
@@ -360,14 +438,20 @@ main() {
   if ((libs_ok)) && [[ -f "$here/papers" ]]; then
     run_step papers run_papers
   elif ((libs_ok)); then
-    run_step test_cuda run_test
-    run_step bench_cuda run_bench
-    run_step ltransformer_text_throughput run_throughput
+    if [[ -x "$here/bin/test_cuda" ]]; then
+      run_step test_cuda run_test
+      run_step bench_cuda run_bench
+      run_step ltransformer_text_throughput run_throughput
+    fi
+    if [[ -x "$here/bin/bench_mpi" ]]; then
+      run_step test_mpi run_mpi_tests
+      run_step bench_mpi_scaling run_mpi_scaling
+    fi
   else
-    other_failure "test_cuda, bench_cuda and ltransformer_text not run (libraries missing)"
+    other_failure "the programs not run (libraries missing)"
   fi
-  if [[ -f "$here/papers" ]]; then
-    :  # the papers' bundle has no peers
+  if [[ -f "$here/papers" || ! -x "$here/bin/test_cuda" ]]; then
+    :  # the papers' and the MPI bundles have no peers
   elif command -v python3 >/dev/null; then
     run_step torch_lproduct_gpu run_peer
     run_step torch_encoder_gpu run_encoder_peer
@@ -395,7 +479,7 @@ main 2>&1 | tee "$log"
 exit "${PIPESTATUS[0]}"
 RUN
 chmod +x "$bundle/run.sh"
-((papers)) || chmod +x "$bundle"/*.py
+((papers || mpi_only)) || chmod +x "$bundle"/*.py
 
 # The device tool carries 64 MiB at most.
 size=$(du -sb "$bundle" | cut -f1)

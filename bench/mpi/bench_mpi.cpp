@@ -3,8 +3,8 @@
 // (manual time, MPI_MAX over the ranks), so every rank sees the same time and Google Benchmark makes the same
 // iteration decisions on every rank (no rank waits in a collective another never enters).
 //
-// Cases, for an S×S×p double tensor under the DCT (S = 1024, p = 16 by default; p = 1 shows ranks beyond the
-// stored slices):
+// Cases, for S×S×p double tensors under the DCT (S = 1024, p = 16 by default; p = 1 shows ranks beyond the
+// stored slices; weak_s512_p16 makes A 512·P × 512 × 16 at P ranks, for weak scaling):
 //   mpi/product           A *_L B, distributed by tubes (A and B forward in one all-to-all to pencils: every rank an
 //                         equal share of the slices' rows; facewise; one all-to-all back)
 //   mpi/slab_product      the same through whole slices per rank (transform, Â·B̂, inverse_transform: 3 all-to-alls,
@@ -15,6 +15,7 @@
 //   mpi/alltoall_two      A's and B's blocks in one all-to-all (the product's forward exchange), against
 //                         mpi/alltoall_twice, the same blocks in two all-to-alls
 //   mpi/facewise          Â·B̂ on the owned slices (no communication)
+//   mpi/svd               the L-SVD of Â (each rank its slices' SVDs, one gather of the singular values)
 // Counters: bytes each rank sends in the all-to-all and their rate.
 //
 //   mpirun -np 2 build/bench/mpi/bench_mpi --benchmark_filter=s1024
@@ -45,49 +46,58 @@ void timed(benchmark::State& state, const dist::communicator& comm, F&& f) {
   }
 }
 
+/// A case's sizes: A is m×s×p, B s×s×p.
+struct shape {
+  std::size_t m, s, p;
+};
+
 struct operands {
   dist::communicator comm;
   dist::tensor3<double> a, b;
-  operands(std::size_t s, std::size_t p)
-      : comm(MPI_COMM_WORLD),
-        a(dist::scatter(comm, comm.rank() == 0 ? tprod::random_tensor3<double>(s, s, p, 1) : tprod::tensor3<double>())),
-        b(dist::scatter(comm, comm.rank() == 0 ? tprod::random_tensor3<double>(s, s, p, 2) : tprod::tensor3<double>())) {}
+  explicit operands(shape z) : comm(MPI_COMM_WORLD), a(spread(z.m, z.s, z.p, 1)), b(spread(z.s, z.s, z.p, 2)) {}
+
+ private:
+  /// A random m×n×p tensor made on rank 0 and scattered by tubes.
+  dist::tensor3<double> spread(std::size_t m, std::size_t n, std::size_t p, unsigned seed) const {
+    using whole = tprod::tensor3<double>;
+    return dist::scatter(comm, comm.rank() == 0 ? tprod::random_tensor3<double>(m, n, p, seed) : whole{});
+  }
 };
 
-void product(benchmark::State& state, std::size_t s, std::size_t p) {
-  const operands o(s, p);
+void product(benchmark::State& state, shape z) {
+  const operands o(z);
   timed(state, o.comm, [&] { benchmark::DoNotOptimize(dist::product(o.a, o.b, tprod::dct{}).local().data()); });
   state.counters["ranks"] = o.comm.size();
 }
 
-void slab_product(benchmark::State& state, std::size_t s, std::size_t p) {
-  const operands o(s, p);
+void slab_product(benchmark::State& state, shape z) {
+  const operands o(z);
   timed(state, o.comm, [&] {
     const auto chat = dist::transform(o.a, tprod::dct{}) * dist::transform(o.b, tprod::dct{});
     benchmark::DoNotOptimize(dist::inverse_transform(chat).local().data());
   });
 }
 
-void transform(benchmark::State& state, std::size_t s, std::size_t p) {
-  const operands o(s, p);
+void transform(benchmark::State& state, shape z) {
+  const operands o(z);
   timed(state, o.comm, [&] { benchmark::DoNotOptimize(dist::transform(o.a, tprod::dct{}).local().data().data()); });
 }
 
-void local_transform(benchmark::State& state, std::size_t s, std::size_t p) {
-  const operands o(s, p);
+void local_transform(benchmark::State& state, shape z) {
+  const operands o(z);
   timed(state, o.comm, [&] { benchmark::DoNotOptimize(tprod::transform(o.a.local(), tprod::dct{}).data().data()); });
 }
 
 /// The routes of transform's all-to-all: this rank's transformed tubes to every rank's whole slices.
-dist::detail::routes slab_routes(const operands& o, const dist::transformed<double, tprod::dct>& out) {
-  return {o.a.tubes(), o.a.m(), o.a.n(), dist::detail::box_layout::slabs(out.slices(), o.a.m()), o.comm.rank()};
+dist::detail::routes slab_routes(const dist::tensor3<double>& x, const dist::transformed<double, tprod::dct>& out) {
+  return {x.tubes(), x.m(), x.n(), dist::detail::box_layout::slabs(out.slices(), x.m()), x.comm().rank()};
 }
 
-void alltoall(benchmark::State& state, std::size_t s, std::size_t p) {
-  const operands o(s, p);
+void alltoall(benchmark::State& state, shape z) {
+  const operands o(z);
   const auto local_hat = tprod::transform(o.a.local(), tprod::dct{});
-  dist::transformed<double, tprod::dct> out(o.comm, s, s, p, tprod::dct{}, tprod::uninitialized);
-  const auto r = slab_routes(o, out);
+  dist::transformed<double, tprod::dct> out(o.comm, z.m, z.s, z.p, tprod::dct{}, tprod::uninitialized);
+  const auto r = slab_routes(o.a, out);
   dist::detail::messages<const double> sends(std::size_t(o.comm.size()));
   dist::detail::messages<double> recvs(std::size_t(o.comm.size()));
   r.add_tubes(sends, local_hat.data().data());
@@ -95,28 +105,29 @@ void alltoall(benchmark::State& state, std::size_t s, std::size_t p) {
   timed(state, o.comm, [&] { dist::detail::exchange(o.comm, sends, recvs); });
   // What this rank sends to the others (its own block stays).
   const int rank = o.comm.rank();
-  const double sent = double(o.a.tubes().size(rank)) * double(p - out.slices().size(rank)) * sizeof(double);
+  const double sent = double(o.a.tubes().size(rank)) * double(z.p - out.slices().size(rank)) * sizeof(double);
   state.counters["sent_bytes"] = sent;
   state.counters["sent_rate"] = benchmark::Counter(sent, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 /// The forward exchange of two operands to whole slices: in one all-to-all (`together`) or in two.
-void alltoall_pair(benchmark::State& state, std::size_t s, std::size_t p, bool together) {
-  const operands o(s, p);
+void alltoall_pair(benchmark::State& state, shape z, bool together) {
+  const operands o(z);
   const auto a_hat = tprod::transform(o.a.local(), tprod::dct{}), b_hat = tprod::transform(o.b.local(), tprod::dct{});
-  dist::transformed<double, tprod::dct> a_out(o.comm, s, s, p, tprod::dct{}, tprod::uninitialized),
-      b_out(o.comm, s, s, p, tprod::dct{}, tprod::uninitialized);
-  const auto r = slab_routes(o, a_out);
+  dist::transformed<double, tprod::dct> a_out(o.comm, z.m, z.s, z.p, tprod::dct{}, tprod::uninitialized),
+      b_out(o.comm, z.m, z.s, z.p, tprod::dct{}, tprod::uninitialized);
+  const auto a_routes = slab_routes(o.a, a_out), b_routes = slab_routes(o.b, b_out);
   const std::size_t ranks = std::size_t(o.comm.size());
-  const auto messages_of = [&](const auto& hats, const auto& outs) {
-    std::pair<dist::detail::messages<const double>, dist::detail::messages<double>> m{ranks, ranks};
-    for (const auto* hat : hats) r.add_tubes(m.first, hat->data().data());
-    for (auto* out : outs) r.add_boxes(m.second, std::vector<double*>{out->local().data().data()});
-    return m;
+  using pieces = std::pair<dist::detail::messages<const double>, dist::detail::messages<double>>;
+  const auto add = [](pieces& m, const dist::detail::routes& r, const auto& hat, auto& out) {
+    r.add_tubes(m.first, hat.data().data());
+    r.add_boxes(m.second, std::vector<double*>{out.local().data().data()});
   };
-  const auto both = messages_of(std::vector{&a_hat, &b_hat}, std::vector{&a_out, &b_out});
-  const auto a_only = messages_of(std::vector{&a_hat}, std::vector{&a_out});
-  const auto b_only = messages_of(std::vector{&b_hat}, std::vector{&b_out});
+  pieces both{ranks, ranks}, a_only{ranks, ranks}, b_only{ranks, ranks};
+  add(both, a_routes, a_hat, a_out);
+  add(both, b_routes, b_hat, b_out);
+  add(a_only, a_routes, a_hat, a_out);
+  add(b_only, b_routes, b_hat, b_out);
   timed(state, o.comm, [&] {
     if (together) {
       dist::detail::exchange(o.comm, both.first, both.second);
@@ -126,20 +137,26 @@ void alltoall_pair(benchmark::State& state, std::size_t s, std::size_t p, bool t
     }
   });
 }
-void alltoall_two(benchmark::State& state, std::size_t s, std::size_t p) { alltoall_pair(state, s, p, true); }
-void alltoall_twice(benchmark::State& state, std::size_t s, std::size_t p) { alltoall_pair(state, s, p, false); }
+void alltoall_two(benchmark::State& state, shape z) { alltoall_pair(state, z, true); }
+void alltoall_twice(benchmark::State& state, shape z) { alltoall_pair(state, z, false); }
 
-void facewise(benchmark::State& state, std::size_t s, std::size_t p) {
-  const operands o(s, p);
+void facewise(benchmark::State& state, shape z) {
+  const operands o(z);
   const auto ahat = dist::transform(o.a, tprod::dct{}), bhat = dist::transform(o.b, tprod::dct{});
   timed(state, o.comm, [&] { benchmark::DoNotOptimize((ahat * bhat).local().data().data()); });
 }
 
-void register_cases(const char* size_name, std::size_t s, std::size_t p) {
-  const std::string suffix = std::string("/") + size_name;
-  const auto add = [&](const char* name, void (*f)(benchmark::State&, std::size_t, std::size_t)) {
+void svd(benchmark::State& state, shape z) {
+  const operands o(z);
+  const auto ahat = dist::transform(o.a, tprod::dct{});
+  timed(state, o.comm, [&] { benchmark::DoNotOptimize(dist::svd(ahat).sigma.data()); });
+}
+
+void register_cases(const std::string& size_name, shape z) {
+  const std::string suffix = "/" + size_name;
+  const auto add = [&](const char* name, void (*f)(benchmark::State&, shape)) {
     benchmark::RegisterBenchmark((std::string("mpi/") + name + suffix).c_str(),
-                                 [f, s, p](benchmark::State& st) { f(st, s, p); })
+                                 [f, z](benchmark::State& st) { f(st, z); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   };
@@ -151,6 +168,7 @@ void register_cases(const char* size_name, std::size_t s, std::size_t p) {
   add("alltoall_two", alltoall_two);
   add("alltoall_twice", alltoall_twice);
   add("facewise", facewise);
+  add("svd", svd);
 }
 
 /// The other ranks run the same cases silently.
@@ -166,10 +184,14 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  register_cases("s1024_p16", 1024, 16);
-  register_cases("s512_p16", 512, 16);
-  register_cases("s1024_p1", 1024, 1);
-  register_cases("smoke", 32, 4);
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  register_cases("s1024_p16", {1024, 1024, 16});
+  register_cases("s512_p16", {512, 512, 16});
+  register_cases("s1024_p1", {1024, 1024, 1});
+  register_cases("smoke", {32, 32, 4});
+  // Weak scaling: A's rows grow with the ranks (512·P × 512 × 16), so each rank's share of the work stays the same.
+  register_cases("weak_s512_p16", {512 * std::size_t(ranks), 512, 16});
   benchmark::Initialize(&argc, argv);
   if (rank == 0) {
     benchmark::RunSpecifiedBenchmarks();

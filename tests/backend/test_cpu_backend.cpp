@@ -405,8 +405,10 @@ TEST_CASE_TEMPLATE("attention blocks, forward and backward, equal plain loops fo
   namespace cpu = backend::cpu;
   constexpr std::size_t W = cpu::detail::softmax_columns::width<T>;
   const std::size_t slices = 2, heads = 2, batch = 2, tq = 5;
-  for (const std::size_t dh : {std::size_t(1), std::size_t(4), std::size_t(17)})
-    for (const std::size_t tk : {std::size_t(1), W + 3})
+  // Heads 1, 4 and 8 wide with up to four key packets take the fused small-head kernels (a last packet of one key:
+  // 3W + 1), the others Eigen's GEMMs (3 and 17 wide, or 4W + 1 keys).
+  for (const std::size_t dh : {std::size_t(1), std::size_t(3), std::size_t(4), std::size_t(8), std::size_t(17)})
+    for (const std::size_t tk : {std::size_t(1), W + 3, 3 * W + 1, 4 * W + 1})
       for (const bool causal : {false, true}) {
         CAPTURE(dh);
         CAPTURE(tk);
@@ -419,12 +421,12 @@ TEST_CASE_TEMPLATE("attention blocks, forward and backward, equal plain loops fo
         const auto q = random_tensor3<T>(lq, cols, slices, 1), k = random_tensor3<T>(lk, cols, slices, 2),
                    v = random_tensor3<T>(lk, cols, slices, 3), d_out = random_tensor3<T>(lq, cols, slices, 4);
         tensor3<T> out(lq, cols, slices), dq(lq, cols, slices), dk(lk, cols, slices), dv(lk, cols, slices);
-        tensor3<T> probs(tk, tq, d.blocks()), scratch(tk, tq, 2);
+        const cpu::system sys{execution{transform_path::automatic, 2}};
+        tensor3<T> probs(tk, tq, d.blocks()), scratch(tk, tq, cpu::attention_scratch_blocks(sys, d));
         const auto layout = [&](auto& t) {
           using E = std::remove_reference_t<decltype(*t.data())>;
           return cpu::head_layout<E>{t.data(), t.m(), t.m() * t.n(), 0};
         };
-        const cpu::system sys{execution{transform_path::automatic, 2}};
         cpu::attention_forward_blocks<T>(sys, d, layout(q), layout(k), layout(v), mask, probs.dynamic_view(),
                                          layout(out), true);
         cpu::attention_backward_blocks<T>(sys, d, layout(q), layout(k), layout(v), std::as_const(probs).dynamic_view(),

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "tprod/backend/cpu/parallel.hpp"
+#include "tprod/backend/cpu/small_head_attention.hpp"
 #include "tprod/backend/cpu/system.hpp"
 #include "tprod/backend/kernels/attention.hpp"
 
@@ -41,6 +42,11 @@ struct block_index {
   std::size_t s, j, b;
   block_index(const attention_blocks& d, std::size_t f)
       : s(f / (d.heads * d.batch)), j((f / d.batch) % d.heads), b(f % d.batch) {}
+  /// This block of a tensor with `rows` rows per sequence, as the small-head kernels take it.
+  template <class E>
+  small_heads::column_block<E> of(const head_layout<E>& h, std::size_t rows, std::size_t dh) const {
+    return {h.block(s, j, b, rows, dh), h.ld};
+  }
 };
 
 /// Column kernels of the softmax, vectorised down a column with Eigen's packets. Columns are short (T_k = 50 in
@@ -174,11 +180,12 @@ void softmax_backward(const Eigen::Map<const detail::matrix<T>>& pt, Eigen::Map<
   }
 }
 
-/// @brief P_f = masked softmax(scale·K_f·Q_fᵀ), and O_f = P_fᵀ·V_f when `weight`.
+namespace detail {
+/// attention_forward_blocks through Eigen's GEMMs, block by block (any head width and key count).
 template <class T>
-void attention_forward_blocks(const system& sys, const attention_blocks& d, head_layout<const T> q,
-                              head_layout<const T> k, head_layout<const T> v, const attention_masking& mask,
-                              tensor3_view<T> probs, head_layout<T> out, bool weight) {
+void attention_forward_gemms(const system& sys, const attention_blocks& d, head_layout<const T> q,
+                             head_layout<const T> k, head_layout<const T> v, const attention_masking& mask,
+                             tensor3_view<T> probs, head_layout<T> out, bool weight) {
   const T scale = T(1) / std::sqrt(T(d.dh));
   parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
     const detail::block_index i(d, f);
@@ -189,6 +196,21 @@ void attention_forward_blocks(const system& sys, const attention_blocks& d, head
     if (weight)
       detail::block_map(out, i.s, i.j, i.b, d.tq, d.dh).noalias() =
           st.transpose() * detail::block_map(v, i.s, i.j, i.b, d.tk, d.dh);
+  });
+}
+}  // namespace detail
+
+/// @brief P_f = masked softmax(scale·K_f·Q_fᵀ), and O_f = P_fᵀ·V_f when `weight`.
+template <class T>
+void attention_forward_blocks(const system& sys, const attention_blocks& d, head_layout<const T> q,
+                              head_layout<const T> k, head_layout<const T> v, const attention_masking& mask,
+                              tensor3_view<T> probs, head_layout<T> out, bool weight) {
+  if (!small_heads::applies<T>(d))
+    return detail::attention_forward_gemms<T>(sys, d, q, k, v, mask, probs, out, weight);
+  parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {  // fused in registers
+    const detail::block_index i(d, f);
+    small_heads::forward<T>(d, mask, i.b, i.of(q, d.tq, d.dh), i.of(k, d.tk, d.dh), i.of(v, d.tk, d.dh),
+                            probs.slice(f).data(), i.of(out, d.tq, d.dh), weight);
   });
 }
 
@@ -244,23 +266,58 @@ void attention_backward_scores(const system& sys, const attention_blocks& d, ten
   });
 }
 
-/// @brief The slices of T_k×T_q scratch attention_backward_blocks needs: one per thread.
+namespace detail {
+/// The slices of T_k×T_q scratch one thread of attention_backward_blocks uses: one, or what the small-head kernel's
+/// dS takes (its columns padded to whole key packets), for either scalar.
+inline std::size_t scratch_slices_per_thread(const attention_blocks& d) {
+  const std::size_t slice = std::max<std::size_t>(1, d.tk * d.tq);
+  const auto slices_for = [&](auto zero) {
+    using T = decltype(zero);
+    return small_heads::applies<T>(d) ? (small_heads::backward_scratch<T>(d) + slice - 1) / slice : 1;
+  };
+  return std::max(slices_for(0.0f), slices_for(0.0));
+}
+}  // namespace detail
+
+/// @brief The slices of T_k×T_q scratch attention_backward_blocks needs: one per thread, or a few for the
+/// small-head kernels.
 inline std::size_t attention_scratch_blocks(const system& sys, const attention_blocks& d) {
-  return std::max<std::size_t>(1, detail::attention_threads(sys, d));
+  return std::max<std::size_t>(1, detail::attention_threads(sys, d)) * detail::scratch_slices_per_thread(d);
 }
 
-/// @brief attention_backward_values then attention_backward_scores, fused per block: each thread's dPᵀ (slice
-/// thread_slot of `scratch`) stays in cache through the block's four steps.
+namespace detail {
+/// attention_backward_blocks through Eigen's GEMMs, each thread's dPᵀ (slice thread_slot of `scratch`) in cache
+/// through the block's four steps.
+template <class T>
+void attention_backward_gemms(const system& sys, const attention_blocks& d, head_layout<const T> q,
+                              head_layout<const T> k, head_layout<const T> v, tensor3_view<const T> probs,
+                              head_layout<const T> d_out, head_layout<T> dq, head_layout<T> dk, head_layout<T> dv,
+                              tensor3_view<T> scratch) {
+  parallel_for(d.blocks(), attention_threads(sys, d), [&](std::size_t f) {
+    const block_index i(d, f);
+    const auto dpt = scratch.slice(thread_slot(scratch.p()));
+    block_values_backward<T>(d, i, probs.slice(f), v, d_out, dv, dpt);
+    block_scores_backward<T>(d, i, probs.slice(f), dpt, q, k, dq, dk);
+  });
+}
+}  // namespace detail
+
+/// @brief attention_backward_values then attention_backward_scores, fused per block: in registers for narrow heads
+/// (small_head_attention.hpp), else through Eigen's GEMMs with each thread's dPᵀ in cache.
 template <class T>
 void attention_backward_blocks(const system& sys, const attention_blocks& d, head_layout<const T> q,
                                head_layout<const T> k, head_layout<const T> v, tensor3_view<const T> probs,
                                head_layout<const T> d_out, head_layout<T> dq, head_layout<T> dk, head_layout<T> dv,
                                tensor3_view<T> scratch) {
-  parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {
+  if (!small_heads::applies<T>(d))
+    return detail::attention_backward_gemms<T>(sys, d, q, k, v, probs, d_out, dq, dk, dv, scratch);
+  const std::size_t per_thread = detail::scratch_slices_per_thread(d);
+  parallel_for(d.blocks(), detail::attention_threads(sys, d), [&](std::size_t f) {  // fused in registers
     const detail::block_index i(d, f);
-    const auto dpt = scratch.slice(thread_slot(scratch.p()));
-    detail::block_values_backward<T>(d, i, probs.slice(f), v, d_out, dv, dpt);
-    detail::block_scores_backward<T>(d, i, probs.slice(f), dpt, q, k, dq, dk);
+    T* ds = scratch.slice(thread_slot(scratch.p() / per_thread) * per_thread).data();
+    small_heads::backward<T>(d, i.of(q, d.tq, d.dh), i.of(k, d.tk, d.dh), i.of(v, d.tk, d.dh), probs.slice(f).data(),
+                             i.of(d_out, d.tq, d.dh), i.of(dq, d.tq, d.dh), i.of(dk, d.tk, d.dh),
+                             i.of(dv, d.tk, d.dh), ds);
   });
 }
 

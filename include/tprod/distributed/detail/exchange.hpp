@@ -38,27 +38,26 @@ class block_type {
   template <class U>
   static block_type of(const std::vector<piece<U>>& pieces) {
     using T = std::remove_const_t<U>;
-    block_type t;
-    std::vector<MPI_Datatype> columns;
+    std::vector<block_type> columns;  // owned, so an MPI error part-way frees what was made
+    std::vector<MPI_Datatype> handles;
     std::vector<MPI_Aint> addresses;
     for (const auto& [base, b] : pieces) {
       if (b.empty()) continue;
-      MPI_Datatype c = MPI_DATATYPE_NULL;
       TPROD_MPI_CHECK(MPI_Type_create_hvector(mpi_int(b.columns, "columns of a block"),
                                               mpi_int(b.rows, "rows of a block"), MPI_Aint(b.stride * sizeof(T)),
-                                              mpi_type<T>(), &c));
-      columns.push_back(c);
+                                              mpi_type<T>(), &columns.emplace_back().type_));
+      handles.push_back(columns.back().type_);
       MPI_Aint address = 0;
       TPROD_MPI_CHECK(MPI_Get_address(base + b.offset, &address));
       addresses.push_back(address);
     }
+    block_type t;
     if (columns.empty()) return t;
     const std::vector<int> ones(columns.size(), 1);
-    TPROD_MPI_CHECK(MPI_Type_create_struct(int(columns.size()), ones.data(), addresses.data(), columns.data(),
-                                           &t.type_));
-    for (auto& c : columns) MPI_Type_free(&c);
+    TPROD_MPI_CHECK(
+        MPI_Type_create_struct(int(handles.size()), ones.data(), addresses.data(), handles.data(), &t.type_));
     TPROD_MPI_CHECK(MPI_Type_commit(&t.type_));
-    return t;
+    return t;  // the columns are freed here: the struct type keeps what it needs of them
   }
   block_type() = default;
   block_type(block_type&& o) noexcept : type_(o.type_) { o.type_ = MPI_DATATYPE_NULL; }
