@@ -21,7 +21,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "tprod/backend/kernels/attention.hpp"
+#include "tprod/backend/kernels/attention_blocks.hpp"
 
 namespace tprod::backend::cpu::small_heads {
 
