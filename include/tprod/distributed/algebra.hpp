@@ -64,13 +64,7 @@ auto product(const tensor3<T0>& a, const tensor3<T0>& b, const L& policy) {
     a_data.push_back(a_boxes.back().data().data());
     b_data.push_back(b_boxes.back().data().data());
   }
-  detail::messages<const D> sends(std::size_t(comm.size()));
-  detail::messages<D> recvs(std::size_t(comm.size()));
-  a_routes.add_tubes(sends, a_tubes.data().data());
-  b_routes.add_tubes(sends, b_tubes.data().data());
-  a_routes.add_boxes(recvs, a_data);
-  b_routes.add_boxes(recvs, b_data);
-  detail::exchange(comm, sends, recvs);
+  detail::to_boxes<D>(comm, {{a_routes, a_tubes.data().data(), a_data}, {b_routes, b_tubes.data().data(), b_data}});
 
   std::vector<const D*> c_data;
   for (std::size_t i = 0; i < mine.size(); ++i) {
@@ -80,11 +74,7 @@ auto product(const tensor3<T0>& a, const tensor3<T0>& b, const L& policy) {
   const block_partition c_tubes(m * n, comm.size());
   tprod::transformed<T, L> c_tubes_hat(dextents3(c_tubes.size(rank), 1, p), policy, uninitialized);
   const detail::routes c_routes(c_tubes, m, n, a_layout, rank);
-  detail::messages<const D> c_sends(std::size_t(comm.size()));
-  detail::messages<D> c_recvs(std::size_t(comm.size()));
-  c_routes.add_boxes(c_sends, c_data);
-  c_routes.add_tubes(c_recvs, c_tubes_hat.data().data());
-  detail::exchange(comm, c_sends, c_recvs);
+  detail::to_tubes<D>(comm, {{c_routes, c_tubes_hat.data().data(), c_data}});
   return tensor3<T>::from_local(comm, m, n, p, tprod::inverse_transform(c_tubes_hat));
 }
 

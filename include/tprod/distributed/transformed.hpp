@@ -90,11 +90,7 @@ auto transform(const tensor3<T0>& a, const L& policy) {
   transformed<T, L> out(comm, a.m(), a.n(), a.p(), policy, uninitialized);
   const auto tubes_hat = tprod::transform(a.local(), policy);  // (owned tubes)×1×(all stored slices)
   const detail::routes r(a.tubes(), a.m(), a.n(), detail::box_layout::slabs(out.slices(), a.m()), comm.rank());
-  detail::messages<const D> sends(std::size_t(comm.size()));
-  detail::messages<D> recvs(std::size_t(comm.size()));
-  r.add_tubes(sends, tubes_hat.data().data());
-  r.add_boxes(recvs, std::vector<D*>{out.local().data().data()});
-  detail::exchange(comm, sends, recvs);
+  detail::to_boxes<D>(comm, {{r, tubes_hat.data().data(), {out.local().data().data()}}});
   return out;
 }
 
@@ -107,11 +103,7 @@ tensor3<T> inverse_transform(const transformed<T, L>& ahat) {
   const block_partition tubes(ahat.m() * ahat.n(), comm.size());
   tprod::transformed<T, L> tubes_hat(dextents3(tubes.size(comm.rank()), 1, ahat.p()), ahat.transform(), uninitialized);
   const detail::routes r(tubes, ahat.m(), ahat.n(), detail::box_layout::slabs(ahat.slices(), ahat.m()), comm.rank());
-  detail::messages<const D> sends(std::size_t(comm.size()));
-  detail::messages<D> recvs(std::size_t(comm.size()));
-  r.add_boxes(sends, std::vector<const D*>{ahat.local().data().data()});
-  r.add_tubes(recvs, tubes_hat.data().data());
-  detail::exchange(comm, sends, recvs);
+  detail::to_tubes<D>(comm, {{r, tubes_hat.data().data(), {ahat.local().data().data()}}});
   return tensor3<T>::from_local(comm, ahat.m(), ahat.n(), ahat.p(), tprod::inverse_transform(tubes_hat));
 }
 

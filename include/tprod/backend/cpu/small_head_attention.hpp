@@ -10,8 +10,8 @@
 /// accumulators in registers (d_h · packets ≤ 16) and the query column's key packets beside them:
 ///   forward   s = K·q_t (d_h packet FMAs per key packet), p = masked softmax(scale·s) in the same packets,
 ///             P(:, t) = p stored, O(t, :) = pᵀ·V (d_h horizontal sums), in one pass;
-///   backward  1. dp = V·dO(t, :)ᵀ, dS(:, t) = scale·p ⊙ (dp − pᵀdp) into a per-thread buffer;  2. dV += p·dO(t, :);
-///             3. dQ(t, :) = dS(:, t)ᵀ·K;  4. dK += dS(:, t)·Q(t, :).
+///   backward  1. dp = V·dO(t, :)ᵀ, dS(:, t) = scale·p ⊙ (dp − pᵀdp) into a per-thread buffer;
+///             2. dV += p·dO(t, :);  3. dK += dS(:, t)·Q(t, :);  4. dQ(t, :) = dS(:, t)ᵀ·K.
 /// K and V are read through zero-padded copies (a block's last packet never reads another block's rows or past the
 /// tensor) and results are stored for the first T_k keys only; keys beyond a query's valid count get probability 0,
 /// as in masked_softmax.
@@ -101,6 +101,24 @@ void load_keys(packet<T> (&x)[NKP], const T* from, std::size_t n) {
   for (std::size_t kp = 0; kp < NKP; ++kp) x[kp] = pload<packet<T>>(padded + kp * W);
 }
 
+/// Σ_k x_k·y_k over NKP packets of keys.
+template <class T, std::size_t NKP>
+T key_dot(const packet<T> (&x)[NKP], const packet<T> (&y)[NKP]) {
+  packet<T> acc = pmul(x[0], y[0]);
+  for (std::size_t kp = 1; kp < NKP; ++kp) acc = pmadd(x[kp], y[kp], acc);
+  return predux(acc);
+}
+
+/// x = Σ_c m_c·a(c) over a block's d_h columns m_c (keys down the packets), a(c) a scalar.
+template <class T, std::size_t DH, std::size_t NKP, class A>
+void combine_columns(packet<T> (&x)[NKP], const packet<T> (&m)[DH][NKP], A&& a) {
+  for (std::size_t kp = 0; kp < NKP; ++kp) x[kp] = pset1<packet<T>>(T(0));
+  for (std::size_t c = 0; c < DH; ++c) {
+    const packet<T> ac = pset1<packet<T>>(a(c));
+    for (std::size_t kp = 0; kp < NKP; ++kp) x[kp] = pmadd(m[c][kp], ac, x[kp]);
+  }
+}
+
 /// Column t of a block's T_k×T_q probabilities as NKP packets: straight from memory, where lanes past T_k hold the
 /// next columns' (finite) values, or through a padded copy where the packets would reach past the block.
 template <class T, std::size_t NKP>
@@ -124,11 +142,7 @@ void forward_block(const attention_blocks& d, const attention_masking& mask, std
       for (auto& e : p) e = pset1<P>(T(0));
     } else {
       P s[NKP];  // s = K·q_t, keys down the packets
-      for (std::size_t kp = 0; kp < NKP; ++kp) s[kp] = pset1<P>(T(0));
-      for (std::size_t c = 0; c < DH; ++c) {
-        const P qc = pset1<P>(q(t, c));
-        for (std::size_t kp = 0; kp < NKP; ++kp) s[kp] = pmadd(k.c[c][kp], qc, s[kp]);
-      }
+      combine_columns<T, DH, NKP>(s, k.c, [&](std::size_t c) { return q(t, c); });
       P valid[NKP], top = pset1<P>(-std::numeric_limits<T>::infinity());
       for (std::size_t kp = 0; kp < NKP; ++kp) {
         valid[kp] = lanes_below<T>(kp, nv);
@@ -145,12 +159,26 @@ void forward_block(const attention_blocks& d, const attention_masking& mask, std
     }
     store_keys<T, NKP>(probs + t * d.tk, p, d.tk);
     if (!weight) continue;
-    for (std::size_t c = 0; c < DH; ++c) {  // O(t, c) = Σ_k p_k·V(k, c)
-      P acc = pmul(p[0], v.c[c][0]);
-      for (std::size_t kp = 1; kp < NKP; ++kp) acc = pmadd(p[kp], v.c[c][kp], acc);
-      out(t, c) = predux(acc);
+    for (std::size_t c = 0; c < DH; ++c) out(t, c) = key_dot<T, NKP>(p, v.c[c]);  // O(t, c) = Σ_k p_k·V(k, c)
+  }
+}
+
+/// out(:, c) = Σ_t x_t·a(t, c) for the block's T_k keys, x_t the NKP key packets `x_of(x, t)` loads for query t:
+/// d_h·NKP accumulators in registers, stored once.
+template <class T, std::size_t DH, std::size_t NKP, class X>
+void keys_times(column_block<T> out, const attention_blocks& d, X&& x_of, column_block<const T> a) {
+  packet<T> acc[DH][NKP];
+  for (auto& row : acc)
+    for (auto& e : row) e = pset1<packet<T>>(T(0));
+  for (std::size_t t = 0; t < d.tq; ++t) {
+    packet<T> x[NKP];
+    x_of(x, t);
+    for (std::size_t c = 0; c < DH; ++c) {
+      const packet<T> ac = pset1<packet<T>>(a(t, c));
+      for (std::size_t kp = 0; kp < NKP; ++kp) acc[c][kp] = pmadd(x[kp], ac, acc[c][kp]);
     }
   }
+  for (std::size_t c = 0; c < DH; ++c) store_keys<T, NKP>(&out(0, c), acc[c], d.tk);
 }
 
 template <class T, std::size_t DH, std::size_t NKP>
@@ -169,52 +197,24 @@ void backward_block(const attention_blocks& d, column_block<const T> q, column_b
     for (std::size_t t = 0; t < d.tq; ++t) {
       P p[NKP], dp[NKP];
       load_column<T, NKP>(p, probs, t, d);
-      for (std::size_t kp = 0; kp < NKP; ++kp) dp[kp] = pset1<P>(T(0));
-      for (std::size_t c = 0; c < DH; ++c) {
-        const P g = pset1<P>(d_out(t, c));
-        for (std::size_t kp = 0; kp < NKP; ++kp) dp[kp] = pmadd(v.c[c][kp], g, dp[kp]);
-      }
-      P dot = pmul(p[0], dp[0]);
-      for (std::size_t kp = 1; kp < NKP; ++kp) dot = pmadd(p[kp], dp[kp], dot);
-      const P centre = pset1<P>(predux(dot));
+      combine_columns<T, DH, NKP>(dp, v.c, [&](std::size_t c) { return d_out(t, c); });
+      const P centre = pset1<P>(key_dot<T, NKP>(p, dp));
       for (std::size_t kp = 0; kp < NKP; ++kp)
         pstoreu(ds_column(t) + kp * W, pmul(pmul(f, p[kp]), psub(dp[kp], centre)));
     }
   }
-  {  // dV = P·dO
-    P acc[DH][NKP];
-    for (auto& row : acc)
-      for (auto& e : row) e = pset1<P>(T(0));
-    for (std::size_t t = 0; t < d.tq; ++t) {
-      P p[NKP];
-      load_column<T, NKP>(p, probs, t, d);
-      for (std::size_t c = 0; c < DH; ++c) {
-        const P g = pset1<P>(d_out(t, c));
-        for (std::size_t kp = 0; kp < NKP; ++kp) acc[c][kp] = pmadd(p[kp], g, acc[c][kp]);
-      }
-    }
-    for (std::size_t c = 0; c < DH; ++c) store_keys<T, NKP>(&dv(0, c), acc[c], d.tk);
-  }
-  {  // dQ = dSᵀ·K
-    const key_packets<T, DH, NKP> k(keys, d.tk);
-    for (std::size_t t = 0; t < d.tq; ++t)
-      for (std::size_t c = 0; c < DH; ++c) {
-        P acc = pmul(ploadu<P>(ds_column(t)), k.c[c][0]);
-        for (std::size_t kp = 1; kp < NKP; ++kp) acc = pmadd(ploadu<P>(ds_column(t) + kp * W), k.c[c][kp], acc);
-        dq(t, c) = predux(acc);
-      }
-  }
-  {  // dK = dS·Q
-    P acc[DH][NKP];
-    for (auto& row : acc)
-      for (auto& e : row) e = pset1<P>(T(0));
-    for (std::size_t t = 0; t < d.tq; ++t)
-      for (std::size_t c = 0; c < DH; ++c) {
-        const P qc = pset1<P>(q(t, c));
-        for (std::size_t kp = 0; kp < NKP; ++kp)
-          acc[c][kp] = pmadd(ploadu<P>(ds_column(t) + kp * W), qc, acc[c][kp]);
-      }
-    for (std::size_t c = 0; c < DH; ++c) store_keys<T, NKP>(&dk(0, c), acc[c], d.tk);
+  const auto ds_packets = [&](P (&x)[NKP], std::size_t t) {
+    for (std::size_t kp = 0; kp < NKP; ++kp) x[kp] = ploadu<P>(ds_column(t) + kp * W);
+  };
+  // dV = P·dO and dK = dS·Q
+  keys_times<T, DH, NKP>(dv, d, [&](P (&x)[NKP], std::size_t t) { load_column<T, NKP>(x, probs, t, d); }, d_out);
+  keys_times<T, DH, NKP>(dk, d, ds_packets, q);
+  // dQ = dSᵀ·K
+  const key_packets<T, DH, NKP> k(keys, d.tk);
+  for (std::size_t t = 0; t < d.tq; ++t) {
+    P s[NKP];
+    ds_packets(s, t);
+    for (std::size_t c = 0; c < DH; ++c) dq(t, c) = key_dot<T, NKP>(s, k.c[c]);
   }
 }
 

@@ -69,7 +69,6 @@ class box_layout {
       for (auto& box : boxes) box.first_row = 0, box.rows = rows;
     return layout;
   }
-  int ranks() const { return int(boxes_.size()); }
   const std::vector<slice_box>& of(int rank) const { return boxes_[std::size_t(rank)]; }
 
  private:
@@ -141,5 +140,38 @@ struct routes {
       for (const auto& [i, block] : box_side[q]) out[q].push_back({boxes[i], block});
   }
 };
+
+/// @brief One tensor in a move between the tube layout and its boxes: its routes, its transformed tubes and its box
+/// arrays in layout order (the side the move reads is const).
+template <class Tubes, class Box>
+struct routed {
+  const routes& r;
+  Tubes* tubes;
+  std::vector<Box*> boxes;
+};
+
+/// @brief Collective: every tensor's transformed tubes into its boxes, all in one all-to-all.
+template <class D>
+void to_boxes(const communicator& comm, const std::vector<routed<const D, D>>& tensors) {
+  messages<const D> sends(std::size_t(comm.size()));
+  messages<D> recvs(std::size_t(comm.size()));
+  for (const auto& t : tensors) {
+    t.r.add_tubes(sends, t.tubes);
+    t.r.add_boxes(recvs, t.boxes);
+  }
+  exchange(comm, sends, recvs);
+}
+
+/// @brief Collective: every tensor's boxes back into its transformed tubes, all in one all-to-all.
+template <class D>
+void to_tubes(const communicator& comm, const std::vector<routed<D, const D>>& tensors) {
+  messages<const D> sends(std::size_t(comm.size()));
+  messages<D> recvs(std::size_t(comm.size()));
+  for (const auto& t : tensors) {
+    t.r.add_boxes(sends, t.boxes);
+    t.r.add_tubes(recvs, t.tubes);
+  }
+  exchange(comm, sends, recvs);
+}
 
 }  // namespace tprod::distributed::detail
