@@ -4,7 +4,9 @@
 /// @brief The mode-n product X ×_n U of an order-N tensor with a matrix, and chains of them.
 #include <algorithm>
 #include <numeric>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tprod/decomp/unfold.hpp"
@@ -60,6 +62,34 @@ ndtensor<T> mode_product(const ndtensor<T>& x, const std::type_identity_t<Eigen:
 /// @brief Whether a chain of mode products uses the factors as given or transposed.
 enum class factor_use : bool { as_given, transposed };
 
+namespace detail {
+
+/// The order in which a chain of mode products runs (the products that shrink the tensor most first; the order does
+/// not change the result), after checking the modes against the shape. sizes[k] = (rows, columns) of factor k.
+/// @throws shape_error when the counts differ, a mode repeats or is out of range.
+inline std::vector<std::size_t> mode_chain_order(const nd_shape& shape,
+                                                 const std::vector<std::pair<std::size_t, std::size_t>>& sizes,
+                                                 const std::vector<std::size_t>& modes, factor_use use,
+                                                 const char* where) {
+  TPROD_EXPECTS(sizes.size() == modes.size(), std::string(where) + ": " + std::to_string(sizes.size()) +
+                                                  " factors for " + std::to_string(modes.size()) + " modes");
+  for (std::size_t k = 0; k < modes.size(); ++k) {
+    expect_mode(modes[k], shape, where);
+    TPROD_EXPECTS(std::count(modes.begin(), modes.end(), modes[k]) == 1,
+                  std::string(where) + ": mode " + std::to_string(modes[k]) + " is given twice");
+  }
+  const bool t = use == factor_use::transposed;
+  const auto out_size = [&](std::size_t k) { return double(t ? sizes[k].second : sizes[k].first); };
+  const auto in_size = [&](std::size_t k) { return double(t ? sizes[k].first : sizes[k].second); };
+  std::vector<std::size_t> order(modes.size());
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return out_size(a) / in_size(a) < out_size(b) / in_size(b); });
+  return order;
+}
+
+}  // namespace detail
+
 /// @brief The chain Y = X ×_{m_1} U_1 ×_{m_2} U_2 ⋯ over distinct modes (the order does not change the result;
 ///        products that shrink the tensor most are done first). With factor_use::transposed, Y = X ×_{m_k} U_kᵀ,
 ///        the projection onto factor matrices U_k ∈ ℝ^{I_{m_k}×R_k}.
@@ -67,27 +97,15 @@ enum class factor_use : bool { as_given, transposed };
 template <real_scalar T>
 ndtensor<T> multi_mode_product(const ndtensor<T>& x, const std::vector<dense_matrix<T>>& factors,
                                const std::vector<std::size_t>& modes, factor_use use = factor_use::as_given) {
-  TPROD_EXPECTS(factors.size() == modes.size(), "multi_mode_product: " + std::to_string(factors.size()) +
-                                                    " factors for " + std::to_string(modes.size()) + " modes");
-  const nd_shape shape = shape_of(x);
-  for (std::size_t k = 0; k < modes.size(); ++k) {
-    detail::expect_mode(modes[k], shape, "multi_mode_product");
-    TPROD_EXPECTS(std::count(modes.begin(), modes.end(), modes[k]) == 1,
-                  "multi_mode_product: mode " + std::to_string(modes[k]) + " is given twice");
-  }
-  const bool t = use == factor_use::transposed;
-  const auto out_size = [&](std::size_t k) { return double(t ? factors[k].cols() : factors[k].rows()); };
-  const auto in_size = [&](std::size_t k) { return double(t ? factors[k].rows() : factors[k].cols()); };
-  std::vector<std::size_t> order(modes.size());
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return out_size(a) / in_size(a) < out_size(b) / in_size(b); });
+  std::vector<std::pair<std::size_t, std::size_t>> sizes;  // (rows, columns) of each factor
+  for (const auto& f : factors) sizes.emplace_back(std::size_t(f.rows()), std::size_t(f.cols()));
+  const auto order = detail::mode_chain_order(shape_of(x), sizes, modes, use, "multi_mode_product");
   if (modes.empty()) return x;
   ndtensor<T> y;
   const ndtensor<T>* current = &x;  // the input is read in place, never copied
   for (const std::size_t k : order) {
-    ndtensor<T> next = t ? mode_product(*current, factors[k].transpose(), modes[k])
-                         : mode_product(*current, factors[k], modes[k]);
+    ndtensor<T> next = use == factor_use::transposed ? mode_product(*current, factors[k].transpose(), modes[k])
+                                                     : mode_product(*current, factors[k], modes[k]);
     y = std::move(next);
     current = &y;
   }

@@ -8,6 +8,9 @@
 /// stored column-major (r_{n−1} fastest), R_0 = R_N = 1. ranks() returns (R_0, …, R_N). TT-SVD and rounding
 /// leave every core but the last left-orthonormal (G_n as an (R_{n−1}I_n)×R_n matrix has orthonormal columns),
 /// so the norm of the tensor is the norm of the last core.
+///
+/// TT-SVD also takes an ndtensor_in<T, S> (a device_ndtensor: cuSOLVER's SVDs and cuBLAS), and its cores stay in S:
+/// one algorithm, whose carry is an Eigen matrix on the host and an r×rest×1 tensor3 in S otherwise.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -15,6 +18,7 @@
 
 #include "tprod/decomp/detail/linalg.hpp"
 #include "tprod/decomp/ndtensor.hpp"
+#include "tprod/decomp/ndtensor_in.hpp"
 
 namespace tprod {
 
@@ -28,24 +32,57 @@ struct tt_options {
   double tolerance = 0.0;
 };
 
-/// @brief A tensor in TT format.
+namespace detail {
+
+/// A = G_1 ⋯ G_N: m holds A's first n modes as a (I_1⋯I_n)×R_n matrix, one GEMM per core; column-major reshapes
+/// keep i_1 fastest.
 template <real_scalar T>
+ndtensor<T> contract_cores(const std::vector<ndtensor<T>>& cores, const nd_shape& shape) {
+  dense_matrix<T> m = as_matrix(cores[0], cores[0].shape()[1], cores[0].shape()[2]);
+  for (std::size_t n = 1; n < cores.size(); ++n) {
+    const std::size_t r0 = cores[n].shape()[0], i = cores[n].shape()[1], r1 = cores[n].shape()[2];
+    dense_matrix<T> next = m * as_matrix(cores[n], r0, i * r1);
+    m = Eigen::Map<dense_matrix<T>>(next.data(), next.rows() * Eigen::Index(i), Eigen::Index(r1));
+  }
+  return from_column_major<T>(shape, m.data(), std::size_t(m.size()));
+}
+/// The same in memory space S: the GEMMs as facewise products of single slices.
+template <real_scalar T, memory_space S>
+ndtensor_in<T, S> contract_cores(const std::vector<ndtensor_in<T, S>>& cores, const nd_shape& shape) {
+  using view = tensor3_view<const T, dextents3, S>;
+  tensor3<T, dextents3, S> m = cores[0].elements();
+  std::size_t rows = cores[0].shape()[1];
+  for (std::size_t n = 1; n < cores.size(); ++n) {
+    const std::size_t r0 = cores[n].shape()[0], i = cores[n].shape()[1], r1 = cores[n].shape()[2];
+    tensor3<T, dextents3, S> next(rows, i * r1, 1, uninitialized);
+    facewise(system_of<S>(), view(m.data(), rows, r0, 1), view(cores[n].elements().data(), r0, i * r1, 1),
+             next.view());
+    m = std::move(next);
+    rows *= i;
+  }
+  return ndtensor_in<T, S>(shape, std::move(m));
+}
+
+}  // namespace detail
+
+/// @brief A tensor in TT format, its cores ndtensors (or ndtensor_in<T, S>, held in S).
+template <real_scalar T, class Tensor = ndtensor<T>>
 struct tensor_train {
-  std::vector<ndtensor<T>> cores;  ///< core n ∈ ℝ^{R_{n−1}×I_n×R_n}, R_0 = R_N = 1
+  std::vector<Tensor> cores;  ///< core n ∈ ℝ^{R_{n−1}×I_n×R_n}, R_0 = R_N = 1
 
   /// @brief N, the number of cores (the order of the tensor).
   std::size_t order() const { return cores.size(); }
   /// @brief (I_1, …, I_N).
   nd_shape shape() const {
     nd_shape s;
-    for (const auto& c : cores) s.push_back(c.shape()[1]);
+    for (const auto& c : cores) s.push_back(shape_of(c)[1]);
     return s;
   }
   /// @brief (R_0, R_1, …, R_N).
   std::vector<std::size_t> ranks() const {
     std::vector<std::size_t> r;
-    for (const auto& c : cores) r.push_back(c.shape()[0]);
-    r.push_back(cores.empty() ? 0 : cores.back().shape()[2]);
+    for (const auto& c : cores) r.push_back(shape_of(c)[0]);
+    r.push_back(cores.empty() ? 0 : shape_of(cores.back())[2]);
     return r;
   }
   /// @brief Entries stored, Σ_n R_{n−1}·I_n·R_n.
@@ -63,27 +100,24 @@ struct tensor_train {
       TPROD_EXPECTS(s.size() == 3 && s[0] > 0 && s[1] > 0 && s[2] > 0,
                     std::string(where) + ": core " + std::to_string(n) + " has shape " + shape_string(s) +
                         ", expected R_{n-1}xI_nxR_n with positive sizes");
-      const std::size_t left = n == 0 ? 1 : cores[n - 1].shape()[2];
+      const std::size_t left = n == 0 ? 1 : shape_of(cores[n - 1])[2];
       TPROD_EXPECTS(s[0] == left, std::string(where) + ": core " + std::to_string(n) + " has shape " +
                                       shape_string(s) + " but the rank before it is " + std::to_string(left));
     }
-    TPROD_EXPECTS(cores.back().shape()[2] == 1, std::string(where) + ": the last core has shape " +
-                                                    shape_string(shape_of(cores.back())) + "; R_N must be 1");
+    TPROD_EXPECTS(shape_of(cores.back())[2] == 1, std::string(where) + ": the last core has shape " +
+                                                      shape_string(shape_of(cores.back())) + "; R_N must be 1");
   }
 
-  /// @brief The full tensor A ∈ ℝ^{I_1×⋯×I_N}, contracted core by core.
-  ndtensor<T> full() const {
+  /// @brief The full tensor A ∈ ℝ^{I_1×⋯×I_N}, contracted core by core (in the cores' memory space).
+  Tensor full() const {
     validate("tensor_train::full");
-    // m holds A's first n modes as a (I_1⋯I_n)×R_n matrix; column-major reshapes keep i_1 fastest.
-    dense_matrix<T> m = detail::as_matrix(cores[0], cores[0].shape()[1], cores[0].shape()[2]);
-    for (std::size_t n = 1; n < cores.size(); ++n) {
-      const std::size_t r0 = cores[n].shape()[0], i = cores[n].shape()[1], r1 = cores[n].shape()[2];
-      dense_matrix<T> next = m * detail::as_matrix(cores[n], r0, i * r1);
-      m = Eigen::Map<dense_matrix<T>>(next.data(), next.rows() * Eigen::Index(i), Eigen::Index(r1));
-    }
-    return from_column_major<T>(shape(), m.data(), std::size_t(m.size()));
+    return detail::contract_cores<T>(cores, shape());
   }
 };
+
+/// @brief The TT format of an ndtensor_in<T, S>, its cores held in S.
+template <real_scalar T, memory_space S>
+using tensor_train_in = tensor_train<T, ndtensor_in<T, S>>;
 
 namespace detail {
 
@@ -112,6 +146,79 @@ dense_matrix<T> split_off_core(const Eigen::MatrixBase<Derived>& carry, std::siz
   return sigma.head(Eigen::Index(r)).asDiagonal() * svd.matrixV().leftCols(Eigen::Index(r)).transpose();
 }
 
+/// TT-SVD's carry: the tensor as a 1×size matrix, an Eigen matrix on the host, a tensor3 in S otherwise (whose
+/// matrix view each step chooses).
+template <real_scalar T>
+dense_matrix<T> carry_of(const ndtensor<T>& a) {
+  return as_matrix(a, 1, a.size());
+}
+template <real_scalar T, memory_space S>
+tensor3<T, dextents3, S> carry_of(const ndtensor_in<T, S>& a) {
+  return a.elements();
+}
+
+/// One TT-SVD step on the carry read as a rows×(size/rows) matrix: core n split off, the next carry (R_n×rest)
+/// returned.
+template <real_scalar T>
+dense_matrix<T> split_carry(const dense_matrix<T>& carry, std::size_t rows, std::size_t r0, std::size_t i,
+                            double delta2, std::size_t max_rank, ndtensor<T>& core) {
+  return split_off_core<T>(Eigen::Map<const dense_matrix<T>>(carry.data(), Eigen::Index(rows),
+                                                              carry.size() / Eigen::Index(rows)),
+                           r0, i, delta2, max_rank, core);
+}
+/// The same in memory space S: the SVD by svd_slices; U's and V's leading columns are prefixes of their memory, and
+/// the next carry diag(σ_r)·V_rᵀ is V_r transposed, scaled by a mode-0 product.
+template <real_scalar T, memory_space S>
+tensor3<T, dextents3, S> split_carry(const tensor3<T, dextents3, S>& carry, std::size_t rows, std::size_t r0,
+                                     std::size_t i, double delta2, std::size_t max_rank, ndtensor_in<T, S>& core) {
+  using view = tensor3_view<const T, dextents3, S>;
+  const auto sys = system_of<S>();
+  const std::size_t cols = carry.size() / rows, k = std::min(rows, cols);
+  tensor3<T, dextents3, S> u(rows, k, 1, uninitialized), v(cols, k, 1, uninitialized);
+  const auto sigma = svd_slices(sys, view(carry.data(), rows, cols, 1), std::vector<char>{}, u.view(), v.view());
+  std::vector<double> energies(k);
+  for (std::size_t j = 0; j < k; ++j) energies[j] = double(sigma[j]) * double(sigma[j]);
+  const std::size_t r = truncation_rank(energies, delta2, max_rank);
+  core = ndtensor_in<T, S>({r0, i, r}, tensor3<T, dextents3, S>(view(u.data(), rows, r, 1)));
+  tensor3<T, dextents3, S> vt(r, cols, 1, uninitialized);
+  adjoint_slices(sys, view(v.data(), cols, r, 1), vt.view());
+  dense_matrix<T> scale = dense_matrix<T>::Zero(Eigen::Index(r), Eigen::Index(r));
+  for (std::size_t j = 0; j < r; ++j) scale(Eigen::Index(j), Eigen::Index(j)) = sigma[j];
+  return tprod::mode_product(vt, scale, 0);
+}
+
+/// The last core, R_{N−1}×I_N×1, from the final carry.
+template <real_scalar T>
+ndtensor<T> last_core(const dense_matrix<T>& carry, std::size_t i) {
+  return core_from<T>(carry, std::size_t(carry.rows()), i, 1);
+}
+template <real_scalar T, memory_space S>
+ndtensor_in<T, S> last_core(const tensor3<T, dextents3, S>& carry, std::size_t i) {
+  return ndtensor_in<T, S>({carry.size() / i, i, 1}, carry);
+}
+
+template <real_scalar T, class Tensor>
+tensor_train<T, Tensor> tt_svd_of(const Tensor& a, const tt_options& options) {
+  const nd_shape shape = shape_of(a);
+  expect_nonempty(shape, "tt_svd");
+  expect_finite(a, "tt_svd");
+  expect_tolerance(options.tolerance, "tt_svd");
+  TPROD_EXPECTS(options.max_rank >= 1, "tt_svd: max_rank must be at least 1");
+  const std::size_t order = shape.size();
+  const double norm = frobenius(a);
+  const double delta2 = order > 1 ? std::pow(options.tolerance * norm, 2) / double(order - 1) : 0.0;
+  tensor_train<T, Tensor> tt;
+  tt.cores.resize(order);
+  auto carry = carry_of(a);
+  std::size_t r0 = 1;
+  for (std::size_t n = 0; n + 1 < order; ++n) {
+    carry = split_carry<T>(carry, r0 * shape[n], r0, shape[n], delta2, options.max_rank, tt.cores[n]);
+    r0 = shape_of(tt.cores[n])[2];
+  }
+  tt.cores[order - 1] = last_core<T>(carry, shape[order - 1]);
+  return tt;
+}
+
 /// Makes cores 1…N−1 right-orthonormal (G_n as an R_{n−1}×(I_nR_n) matrix has orthonormal rows) by QR from the
 /// right, pushing the triangular factors left; ‖A‖_F is then ‖G_1‖_F.
 template <real_scalar T>
@@ -135,26 +242,12 @@ void orthogonalize_right(std::vector<ndtensor<T>>& cores) {
 /// @throws shape_error on an empty tensor or a tolerance outside [0, 1); numerical_error on NaN or Inf.
 template <real_scalar T>
 tensor_train<T> tt_svd(const ndtensor<T>& a, const tt_options& options = {}) {
-  const nd_shape shape = shape_of(a);
-  detail::expect_nonempty(shape, "tt_svd");
-  detail::expect_finite(a, "tt_svd");
-  detail::expect_tolerance(options.tolerance, "tt_svd");
-  TPROD_EXPECTS(options.max_rank >= 1, "tt_svd: max_rank must be at least 1");
-  const std::size_t order = shape.size();
-  const double norm = detail::frobenius(a);
-  const double delta2 = order > 1 ? std::pow(options.tolerance * norm, 2) / double(order - 1) : 0.0;
-  tensor_train<T> tt;
-  tt.cores.resize(order);
-  dense_matrix<T> carry = detail::as_matrix(a, 1, a.size());
-  std::size_t r0 = 1;
-  for (std::size_t n = 0; n + 1 < order; ++n) {
-    const std::size_t rows = r0 * shape[n];
-    carry = detail::split_off_core<T>(Eigen::Map<dense_matrix<T>>(carry.data(), Eigen::Index(rows), carry.size() / Eigen::Index(rows)),
-                                      r0, shape[n], delta2, options.max_rank, tt.cores[n]);
-    r0 = std::size_t(carry.rows());
-  }
-  tt.cores[order - 1] = detail::core_from<T>(carry, r0, shape[order - 1], 1);
-  return tt;
+  return detail::tt_svd_of<T>(a, options);
+}
+/// @brief TT-SVD of a tensor in memory space S, computed there (the cores stay in S).
+template <real_scalar T, memory_space S>
+tensor_train_in<T, S> tt_svd(const ndtensor_in<T, S>& a, const tt_options& options = {}) {
+  return detail::tt_svd_of<T>(a, options);
 }
 
 /// @brief TT rounding (Oseledets 2011, Alg. 2): right-to-left QR orthogonalization, then a left-to-right

@@ -8,6 +8,10 @@
 /// leading left singular vectors of the relevant unfolding; signs are whatever the factorization returns);
 /// the core G ∈ ℝ^{R_1×⋯×R_N} is X ×_n U_nᵀ, so ‖X − X̂‖²_F = ‖X‖²_F − ‖G‖²_F. In a partial Tucker the modes
 /// left out keep their size in the core and have no factor (an implicit identity).
+///
+/// Every algorithm takes an ndtensor (Eigen on the host) or an ndtensor_in<T, S> (the backend of S: cuBLAS and
+/// cuSOLVER for a device_ndtensor), and returns its result in the same memory space, factors included
+/// (ndtensor_in.hpp says how each step maps to backend tasks). One algorithm serves both.
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -16,6 +20,7 @@
 
 #include "tprod/decomp/detail/linalg.hpp"
 #include "tprod/decomp/mode_product.hpp"
+#include "tprod/decomp/ndtensor_in.hpp"
 
 namespace tprod {
 
@@ -46,26 +51,48 @@ struct tucker_options {
   subspace_method subspace = subspace_method::svd;
 };
 
-/// @brief A Tucker decomposition X̂ = G ×_{m_1} U_1 ⋯ ×_{m_K} U_K over the modes m_k.
+namespace detail {
+/// The factor matrices of decompositions of a tensor type: Eigen matrices for ndtensor, I×R×1 tensor3s in the same
+/// memory space for ndtensor_in.
 template <real_scalar T>
+dense_matrix<T> factor_matrix_like(const ndtensor<T>&);
+template <real_scalar T, memory_space S>
+matrix_in<T, S> factor_matrix_like(const ndtensor_in<T, S>&);
+template <class Tensor>
+using factor_matrix_t = decltype(factor_matrix_like(std::declval<const Tensor&>()));
+
+template <real_scalar T>
+std::size_t columns(const dense_matrix<T>& u) {
+  return std::size_t(u.cols());
+}
+template <real_scalar T, memory_space S>
+std::size_t columns(const matrix_in<T, S>& u) {
+  return u.n();
+}
+}  // namespace detail
+
+/// @brief A Tucker decomposition X̂ = G ×_{m_1} U_1 ⋯ ×_{m_K} U_K over the modes m_k, of a tensor of type Tensor
+///        (ndtensor, or ndtensor_in<T, S> whose core and factors stay in S).
+template <real_scalar T, class Tensor = ndtensor<T>>
 struct tucker_result {
-  ndtensor<T> core;                      ///< G: R_k at decomposed modes, the original size elsewhere
-  std::vector<dense_matrix<T>> factors;  ///< factors[k] ∈ ℝ^{I_{m_k}×R_k}, orthonormal columns
-  std::vector<std::size_t> modes;        ///< the decomposed modes m_k (factors[k] belongs to modes[k])
-  nd_shape shape;                        ///< the shape of X
-  double relative_error = 0;             ///< ‖X − X̂‖_F/‖X‖_F, measured on the reconstruction (0 when X = 0)
-  double compression_ratio = 0;          ///< entries of X / (entries of the core + entries of the factors)
+  using matrix_type = detail::factor_matrix_t<Tensor>;
+  Tensor core;                        ///< G: R_k at decomposed modes, the original size elsewhere
+  std::vector<matrix_type> factors;   ///< factors[k] ∈ ℝ^{I_{m_k}×R_k}, orthonormal columns
+  std::vector<std::size_t> modes;     ///< the decomposed modes m_k (factors[k] belongs to modes[k])
+  nd_shape shape;                     ///< the shape of X
+  double relative_error = 0;          ///< ‖X − X̂‖_F/‖X‖_F, measured on the reconstruction (0 when X = 0)
+  double compression_ratio = 0;       ///< entries of X / (entries of the core + entries of the factors)
   /// Fit 1 − ‖X − X̂‖_F/‖X‖_F: HOSVD and ST-HOSVD one entry; HOOI the initialization's, then one per sweep
   /// (from ‖G‖, so the last entry may differ from 1 − relative_error in the last digits).
   std::vector<double> fit_history;
   std::size_t sweeps = 0;  ///< HOOI sweeps done (0 for HOSVD and ST-HOSVD)
 
   /// @brief X̂ = G ×_{m_1} U_1 ⋯ ×_{m_K} U_K.
-  ndtensor<T> reconstruct() const { return multi_mode_product(core, factors, modes); }
+  Tensor reconstruct() const { return multi_mode_product(core, factors, modes); }
   /// @brief The multilinear ranks R_k of the decomposed modes (in the order of `modes`).
   std::vector<std::size_t> ranks() const {
     std::vector<std::size_t> r;
-    for (const auto& u : factors) r.push_back(std::size_t(u.cols()));
+    for (const auto& u : factors) r.push_back(detail::columns(u));
     return r;
   }
   /// @brief Entries stored: |G| + Σ_k |U_k|.
@@ -75,6 +102,10 @@ struct tucker_result {
     return n;
   }
 };
+
+/// @brief The Tucker decomposition of an ndtensor_in<T, S>, held in S.
+template <real_scalar T, memory_space S>
+using tucker_result_in = tucker_result<T, ndtensor_in<T, S>>;
 
 namespace detail {
 
@@ -120,22 +151,93 @@ inline tucker_plan plan_tucker(const nd_shape& shape, const tucker_options& opt,
 }
 
 /// The leading factor of mode modes[k] of y: the planned rank, or the fewest columns within the threshold.
-template <real_scalar T>
-dense_matrix<T> leading_factor(const ndtensor<T>& y, const tucker_plan& plan, std::size_t k) {
+template <class Tensor>
+factor_matrix_t<Tensor> leading_factor(const Tensor& y, const tucker_plan& plan, std::size_t k) {
   const std::size_t mode = plan.modes[k];
-  singular_subspace<T> s = mode_singular_subspace(y, mode, plan.gram);
+  const auto s = mode_singular_subspace(y, mode, plan.gram);
   const std::size_t r =
-      plan.ranks.empty() ? truncation_rank(s.energies, plan.threshold, y.shape()[mode]) : plan.ranks[k];
-  return s.basis.leftCols(Eigen::Index(r));
+      plan.ranks.empty() ? truncation_rank(s.energies, plan.threshold, shape_of(y)[mode]) : plan.ranks[k];
+  return leading_columns_of(s.basis, r);
+}
+
+/// y ×_mode Uᵀ: the projection of one mode onto a factor's columns.
+template <class Tensor>
+Tensor project(const Tensor& y, const factor_matrix_t<Tensor>& u, std::size_t mode) {
+  return multi_mode_product(y, std::vector<factor_matrix_t<Tensor>>{u}, {mode}, factor_use::transposed);
 }
 
 /// Fills the measured error, the compression ratio and (for one-pass methods) the fit.
-template <real_scalar T>
-void finish_tucker(tucker_result<T>& r, const ndtensor<T>& x, double norm_x) {
+template <class T, class Tensor>
+void finish_tucker(tucker_result<T, Tensor>& r, const Tensor& x, double norm_x) {
   r.shape = shape_of(x);
   r.relative_error = relative_difference(x, r.reconstruct(), norm_x);
   r.compression_ratio = double(x.size()) / double(r.parameter_count());
   if (r.fit_history.empty()) r.fit_history.push_back(1 - r.relative_error);
+}
+
+template <real_scalar T, class Tensor>
+tucker_result<T, Tensor> hosvd_of(const Tensor& x, const tucker_options& options) {
+  expect_finite(x, "hosvd");
+  const double norm_x = frobenius(x);
+  const tucker_plan plan = plan_tucker(shape_of(x), options, norm_x * norm_x, "hosvd");
+  tucker_result<T, Tensor> r;
+  r.modes = plan.modes;
+  for (std::size_t k = 0; k < plan.modes.size(); ++k) r.factors.push_back(leading_factor(x, plan, k));
+  r.core = multi_mode_product(x, r.factors, r.modes, factor_use::transposed);
+  finish_tucker(r, x, norm_x);
+  return r;
+}
+
+template <real_scalar T, class Tensor>
+tucker_result<T, Tensor> st_hosvd_of(const Tensor& x, const tucker_options& options) {
+  expect_finite(x, "st_hosvd");
+  const double norm_x = frobenius(x);
+  const tucker_plan plan = plan_tucker(shape_of(x), options, norm_x * norm_x, "st_hosvd");
+  tucker_result<T, Tensor> r;
+  r.modes = plan.modes;
+  r.core = x;
+  for (std::size_t k = 0; k < plan.modes.size(); ++k) {
+    r.factors.push_back(leading_factor(r.core, plan, k));
+    r.core = project(r.core, r.factors.back(), plan.modes[k]);
+  }
+  finish_tucker(r, x, norm_x);
+  return r;
+}
+
+template <real_scalar T, class Tensor>
+tucker_result<T, Tensor> hooi_of(const Tensor& x, const tucker_options& options) {
+  expect_finite(x, "hooi");
+  tucker_result<T, Tensor> r = hosvd_of<T>(x, options);
+  const double norm_x = frobenius(x), norm2 = norm_x * norm_x;
+  tucker_plan plan = plan_tucker(shape_of(x), options, norm2, "hooi");
+  plan.ranks = r.ranks();  // fixed from here on
+  const auto fit_of = [&](const Tensor& core) {
+    if (norm2 == 0) return 1.0;
+    return 1 - std::sqrt(std::max(0.0, norm2 - frobenius(core) * frobenius(core))) / norm_x;
+  };
+  r.fit_history.assign(1, fit_of(r.core));
+  const std::size_t k_count = plan.modes.size();
+  for (r.sweeps = 0; r.sweeps < options.max_sweeps;) {
+    Tensor projected;
+    for (std::size_t k = 0; k < k_count; ++k) {
+      std::vector<factor_matrix_t<Tensor>> others;
+      std::vector<std::size_t> other_modes;
+      for (std::size_t q = 0; q < k_count; ++q)
+        if (q != k) {
+          others.push_back(r.factors[q]);
+          other_modes.push_back(plan.modes[q]);
+        }
+      projected = multi_mode_product(x, others, other_modes, factor_use::transposed);
+      r.factors[k] = leading_factor(projected, plan, k);
+    }
+    r.core = project(projected, r.factors[k_count - 1], plan.modes[k_count - 1]);
+    ++r.sweeps;
+    r.fit_history.push_back(fit_of(r.core));
+    if (r.fit_history.back() - r.fit_history[r.fit_history.size() - 2] < options.fit_tolerance) break;
+  }
+  r.fit_history.shrink_to_fit();
+  finish_tucker(r, x, norm_x);
+  return r;
 }
 
 }  // namespace detail
@@ -146,15 +248,12 @@ void finish_tucker(tucker_result<T>& r, const ndtensor<T>& x, double norm_x) {
 /// or Inf in X.
 template <real_scalar T>
 tucker_result<T> hosvd(const ndtensor<T>& x, const tucker_options& options = {}) {
-  detail::expect_finite(x, "hosvd");
-  const double norm_x = detail::frobenius(x);
-  const detail::tucker_plan plan = detail::plan_tucker(shape_of(x), options, norm_x * norm_x, "hosvd");
-  tucker_result<T> r;
-  r.modes = plan.modes;
-  for (std::size_t k = 0; k < plan.modes.size(); ++k) r.factors.push_back(detail::leading_factor(x, plan, k));
-  r.core = multi_mode_product(x, r.factors, r.modes, factor_use::transposed);
-  detail::finish_tucker(r, x, norm_x);
-  return r;
+  return detail::hosvd_of<T>(x, options);
+}
+/// @brief HOSVD of a tensor in memory space S, computed there (the result's core and factors stay in S).
+template <real_scalar T, memory_space S>
+tucker_result_in<T, S> hosvd(const ndtensor_in<T, S>& x, const tucker_options& options = {}) {
+  return detail::hosvd_of<T>(x, options);
 }
 
 /// @brief Sequentially truncated HOSVD (Vannieuwenhoven et al. 2012): mode by mode (in the order of
@@ -163,18 +262,12 @@ tucker_result<T> hosvd(const ndtensor<T>& x, const tucker_options& options = {})
 /// @throws shape_error on bad ranks, modes or tolerance; numerical_error on NaN or Inf.
 template <real_scalar T>
 tucker_result<T> st_hosvd(const ndtensor<T>& x, const tucker_options& options = {}) {
-  detail::expect_finite(x, "st_hosvd");
-  const double norm_x = detail::frobenius(x);
-  const detail::tucker_plan plan = detail::plan_tucker(shape_of(x), options, norm_x * norm_x, "st_hosvd");
-  tucker_result<T> r;
-  r.modes = plan.modes;
-  r.core = x;
-  for (std::size_t k = 0; k < plan.modes.size(); ++k) {
-    r.factors.push_back(detail::leading_factor(r.core, plan, k));
-    r.core = mode_product(r.core, r.factors.back().transpose(), plan.modes[k]);
-  }
-  detail::finish_tucker(r, x, norm_x);
-  return r;
+  return detail::st_hosvd_of<T>(x, options);
+}
+/// @brief ST-HOSVD of a tensor in memory space S, computed there.
+template <real_scalar T, memory_space S>
+tucker_result_in<T, S> st_hosvd(const ndtensor_in<T, S>& x, const tucker_options& options = {}) {
+  return detail::st_hosvd_of<T>(x, options);
 }
 
 /// @brief Higher-order orthogonal iteration (De Lathauwer et al. 2000), initialized by hosvd with the same
@@ -184,38 +277,12 @@ tucker_result<T> st_hosvd(const ndtensor<T>& x, const tucker_options& options = 
 /// @throws shape_error on bad ranks, modes or tolerance; numerical_error on NaN or Inf.
 template <real_scalar T>
 tucker_result<T> hooi(const ndtensor<T>& x, const tucker_options& options = {}) {
-  detail::expect_finite(x, "hooi");
-  tucker_result<T> r = hosvd(x, options);
-  const double norm_x = detail::frobenius(x), norm2 = norm_x * norm_x;
-  detail::tucker_plan plan = detail::plan_tucker(shape_of(x), options, norm2, "hooi");
-  plan.ranks = r.ranks();  // fixed from here on
-  const auto fit_of = [&](const ndtensor<T>& core) {
-    if (norm2 == 0) return 1.0;
-    return 1 - std::sqrt(std::max(0.0, norm2 - detail::frobenius(core) * detail::frobenius(core))) / norm_x;
-  };
-  r.fit_history.assign(1, fit_of(r.core));
-  const std::size_t k_count = plan.modes.size();
-  for (r.sweeps = 0; r.sweeps < options.max_sweeps;) {
-    ndtensor<T> projected;
-    for (std::size_t k = 0; k < k_count; ++k) {
-      std::vector<dense_matrix<T>> others;
-      std::vector<std::size_t> other_modes;
-      for (std::size_t q = 0; q < k_count; ++q)
-        if (q != k) {
-          others.push_back(r.factors[q]);
-          other_modes.push_back(plan.modes[q]);
-        }
-      projected = multi_mode_product(x, others, other_modes, factor_use::transposed);
-      r.factors[k] = detail::leading_factor(projected, plan, k);
-    }
-    r.core = mode_product(projected, r.factors[k_count - 1].transpose(), plan.modes[k_count - 1]);
-    ++r.sweeps;
-    r.fit_history.push_back(fit_of(r.core));
-    if (r.fit_history.back() - r.fit_history[r.fit_history.size() - 2] < options.fit_tolerance) break;
-  }
-  r.fit_history.shrink_to_fit();
-  detail::finish_tucker(r, x, norm_x);
-  return r;
+  return detail::hooi_of<T>(x, options);
+}
+/// @brief HOOI of a tensor in memory space S, computed there.
+template <real_scalar T, memory_space S>
+tucker_result_in<T, S> hooi(const ndtensor_in<T, S>& x, const tucker_options& options = {}) {
+  return detail::hooi_of<T>(x, options);
 }
 
 }  // namespace tprod

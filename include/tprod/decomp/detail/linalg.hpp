@@ -82,6 +82,12 @@ singular_subspace<T> mode_singular_subspace(const ndtensor<T>& x, std::size_t mo
   return s;
 }
 
+/// The first r columns of a basis (the leading factor).
+template <real_scalar T>
+dense_matrix<T> leading_columns_of(const dense_matrix<T>& basis, std::size_t r) {
+  return basis.leftCols(Eigen::Index(r));
+}
+
 /// The X minimizing ‖X·G − B‖ for a symmetric positive semidefinite G (the normal equations of a least-squares
 /// problem), X = B·G⁺ with singular values below size·ε·σ_max dropped: the pseudo-inverse keeps alternating
 /// least squares well defined when components become collinear.
