@@ -3,6 +3,7 @@
 // host ndtensor (Eigen): the checks of tests/decomp/test_in_space.cpp, in device memory.
 #include "cuda_test.hpp"
 #include "decomp_in_space.hpp"
+#include "mpo_in_space.hpp"
 
 using namespace tprod;
 
@@ -20,4 +21,8 @@ TEST_CASE_TEMPLATE("device decompositions refuse bad input as on the host", T, f
 
 TEST_CASE_TEMPLATE("device TT-SVD equals the host's, its cores on the device", T, float, double) {
   test::in_space::check_tensor_train<T, device_space>();
+}
+
+TEST_CASE_TEMPLATE("device MPO product and MPO linear layer equal the host's, forward and backward", T, float, double) {
+  test::in_space::check_mpo<T, device_space>();
 }

@@ -8,6 +8,9 @@
 /// Index convention (little-endian, as column-major storage and paper 002): row i = i_1 + I_1·(i_2 + I_2·(…)),
 /// column j = j_1 + J_1·(j_2 + …), and W(i, j) = G_1(:, i_1, j_1, :)·G_2(:, i_2, j_2, :)⋯G_N(:, i_N, j_N, :).
 /// Cores are column-major with r_{n−1} fastest, then i_n, j_n, r_n.
+///
+/// An mpo_in<T, S> holds its cores in memory space S (a device MPO: `copy<device_space>(w)`); mpo_product of a
+/// batch in S runs there, one strided-batched GEMM per core (the multiply_mode task).
 #include <bit>
 #include <string>
 #include <vector>
@@ -16,10 +19,10 @@
 
 namespace tprod {
 
-/// @brief A matrix in MPO (TT-matrix) format.
-template <real_scalar T>
+/// @brief A matrix in MPO (TT-matrix) format, its cores ndtensors (or ndtensor_in<T, S>, held in S).
+template <real_scalar T, class Tensor = ndtensor<T>>
 struct mpo {
-  std::vector<ndtensor<T>> cores;  ///< core n ∈ ℝ^{R_{n−1}×I_n×J_n×R_n}, R_0 = R_N = 1
+  std::vector<Tensor> cores;  ///< core n ∈ ℝ^{R_{n−1}×I_n×J_n×R_n}, R_0 = R_N = 1
 
   std::size_t order() const { return cores.size(); }
   /// @brief (I_1, …, I_N).
@@ -33,8 +36,8 @@ struct mpo {
   /// @brief (R_0, …, R_N).
   std::vector<std::size_t> ranks() const {
     std::vector<std::size_t> r;
-    for (const auto& c : cores) r.push_back(c.shape()[0]);
-    r.push_back(cores.empty() ? 0 : cores.back().shape()[3]);
+    for (const auto& c : cores) r.push_back(shape_of(c)[0]);
+    r.push_back(cores.empty() ? 0 : shape_of(cores.back())[3]);
     return r;
   }
   /// @brief Entries stored, Σ_n R_{n−1}·I_n·J_n·R_n.
@@ -49,9 +52,9 @@ struct mpo {
 
   /// @brief The same cores as a tensor train over the merged modes I_n·J_n (index i_n + I_n·j_n); no
   ///        arithmetic, so TT rounding, norms and inner products apply to MPOs through it.
-  tensor_train<T> as_tensor_train(const char* where = "mpo") const {
+  tensor_train<T, Tensor> as_tensor_train(const char* where = "mpo") const {
     TPROD_EXPECTS(!cores.empty(), std::string(where) + ": the MPO has no cores");
-    tensor_train<T> tt;
+    tensor_train<T, Tensor> tt;
     for (std::size_t n = 0; n < cores.size(); ++n) {
       const nd_shape s = shape_of(cores[n]);
       TPROD_EXPECTS(s.size() == 4, std::string(where) + ": core " + std::to_string(n) + " has shape " +
@@ -61,8 +64,10 @@ struct mpo {
     return tt;
   }
 
-  /// @brief The dense I×J matrix W (for checks and small sizes; mpo_product never forms it).
-  dense_matrix<T> full() const {
+  /// @brief The dense I×J matrix W (for checks and small sizes; mpo_product never forms it). Host cores only.
+  dense_matrix<T> full() const
+    requires std::same_as<Tensor, ndtensor<T>>
+  {
     const tensor_train<T> tt = as_tensor_train("mpo::full");
     const nd_shape ri = row_dims(), cj = col_dims();
     const std::size_t order = cores.size();
@@ -81,10 +86,33 @@ struct mpo {
  private:
   nd_shape dims(std::size_t axis) const {
     nd_shape d;
-    for (const auto& c : cores) d.push_back(c.dimension() == 4 ? c.shape()[axis] : 0);
+    for (const auto& c : cores) {
+      const nd_shape s = shape_of(c);
+      d.push_back(s.size() == 4 ? s[axis] : 0);
+    }
     return d;
   }
 };
+
+/// @brief An MPO whose cores live in memory space S.
+template <real_scalar T, memory_space S>
+using mpo_in = mpo<T, ndtensor_in<T, S>>;
+
+/// @brief The MPO with its cores copied to memory space S.
+template <memory_space S, real_scalar T>
+mpo_in<T, S> copy(const mpo<T>& w, S = {}) {
+  mpo_in<T, S> out;
+  for (const auto& c : w.cores) out.cores.push_back(copy<S>(c));
+  return out;
+}
+
+/// @brief The MPO with its cores copied to the host.
+template <real_scalar T, memory_space S>
+mpo<T> to_mpo(const mpo_in<T, S>& w) {
+  mpo<T> out;
+  for (const auto& c : w.cores) out.cores.push_back(to_ndtensor(c));
+  return out;
+}
 
 /// @brief W as an MPO with the given factorizations I = Π row_dims, J = Π col_dims, by TT-SVD of W reshaped to
 ///        ℝ^{I_1×⋯×I_N×J_1×⋯×J_N} and permuted to (I_1J_1, …, I_NJ_N). At full ranks (tolerance 0, no max_rank) the
@@ -152,6 +180,68 @@ dense_matrix<T> mpo_product(const std::type_identity_t<Eigen::Ref<const dense_ma
     rows *= cj[n];
   }
   return Eigen::Map<const dense_matrix<T>>(state.data(), Eigen::Index(l), Eigen::Index(w.cols()));
+}
+
+namespace detail {
+
+/// The sizes of step n of an MPO product of a batch of `batch_rows` rows: rows (L·J_1⋯J_{n−1}), in = R_{n−1}I_n,
+/// out = J_nR_n, tail = I_{n+1}⋯I_N (the running tensor ((l, j_1, …), (r_{n−1}, i_n), (i_{n+1}, …)) of mpo_product).
+struct mpo_step_dims {
+  std::size_t rows, in, out, tail;
+};
+template <class T, class Tensor>
+std::vector<mpo_step_dims> mpo_steps(const mpo<T, Tensor>& w, std::size_t batch_rows) {
+  std::vector<mpo_step_dims> steps;
+  std::size_t rows = batch_rows, tail = w.rows();
+  for (const auto& c : w.cores) {
+    const nd_shape s = shape_of(c);
+    tail /= s[1];
+    steps.push_back({rows, s[0] * s[1], s[2] * s[3], tail});
+    rows *= s[2];
+  }
+  return steps;
+}
+
+/// Core n of an MPO in S as a host (R_{n−1}I_n)×(J_nR_n) matrix: it is small, and the product task takes its
+/// factor on the host.
+template <class T, memory_space S>
+dense_matrix<T> core_matrix_on_host(const ndtensor_in<T, S>& core) {
+  const ndtensor<T> h = to_ndtensor(core);
+  return as_matrix(h, h.shape()[0] * h.shape()[1], h.shape()[2] * h.shape()[3]);
+}
+
+/// Y = X·W for a batch in S (an L×I×1 tensor3): step n multiplies mode 1 of the running tensor, viewed as
+/// rows×in×tail, by C_nᵀ (one strided-batched GEMM). With `states`, S_0 … S_{N−1} are kept for a backward pass.
+template <class T, memory_space S>
+tensor3<T, dextents3, S> mpo_forward_in(const tensor3<T, dextents3, S>& x, const mpo_in<T, S>& w,
+                                        std::vector<tensor3<T, dextents3, S>>* states, const char* where) {
+  w.validate(where);
+  TPROD_EXPECTS(x.n() == w.rows() && x.p() == 1,
+                std::string(where) + ": a " + x.shape() + " batch cannot multiply an MPO of " +
+                    std::to_string(w.rows()) + "x" + std::to_string(w.cols()) + " (need L x " +
+                    std::to_string(w.rows()) + " x 1)");
+  using view = tensor3_view<const T, dextents3, S>;
+  if (states) states->clear();
+  tensor3<T, dextents3, S> state = x;
+  const auto steps = mpo_steps(w, x.m());
+  for (std::size_t n = 0; n < steps.size(); ++n) {
+    const auto [rows, in, out, tail] = steps[n];
+    tensor3<T, dextents3, S> next =
+        tprod::mode_product(view(state.data(), rows, in, tail), core_matrix_on_host(w.cores[n]).transpose(), 1);
+    if (states) states->push_back(std::move(state));
+    state = std::move(next);
+  }
+  return tensor3<T, dextents3, S>(view(state.data(), x.m(), w.cols(), 1));  // S_N is Y, L×J
+}
+
+}  // namespace detail
+
+/// @brief Y = X·W for a batch X ∈ ℝ^{L×I} in memory space S (an L×I×1 tensor3), core by core where it lives: the
+///        contraction of mpo_product, one multiply_mode (a strided-batched GEMM on the device) per core.
+/// @throws shape_error when X is not L×I×1 or the MPO is invalid.
+template <real_scalar T, memory_space S>
+tensor3<T, dextents3, S> mpo_product(const tensor3<T, dextents3, S>& x, const mpo_in<T, S>& w) {
+  return detail::mpo_forward_in<T, S>(x, w, nullptr, "mpo_product");
 }
 
 /// @brief MPO rounding: TT rounding of the cores over merged modes (ε guarantee as tt_round).

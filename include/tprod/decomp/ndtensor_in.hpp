@@ -129,6 +129,15 @@ nd_shape shape_of(const ndtensor_in<T, S>& x) {
   return x.shape();
 }
 
+/// @brief The same elements under another shape of equal size (one copy in S).
+/// @throws shape_error when the sizes differ.
+template <real_scalar T, memory_space S>
+ndtensor_in<T, S> reshaped(const ndtensor_in<T, S>& x, const nd_shape& shape) {
+  TPROD_EXPECTS(detail::product(shape) == x.size(), "reshaped: a tensor of shape " + shape_string(x.shape()) +
+                                                        " cannot be viewed as shape " + shape_string(shape));
+  return ndtensor_in<T, S>(shape, x.elements());
+}
+
 /// @brief The mode-n product Y = X ×_n U with a host matrix U ∈ ℝ^{J×I_n} (Y_(n) = U·X_(n)), where X lives: one
 ///        backend multiply_mode on the view around n.
 /// @throws shape_error when U has not I_n columns, has no rows, or the mode is out of range.
@@ -201,11 +210,35 @@ struct singular_subspace_in {
   std::vector<double> energies;
 };
 
-/// The singular subspace of X_(n), where X lives. X_(n) is the data itself when mode n comes first, else the
-/// transposed before×I_n blocks of the view around n (one adjoint_slices). From the Gram matrix X_(n)·X_(n)ᵀ
-/// (`gram`: one more transpose and one GEMM, then the SVD of an I_n×I_n matrix, whose singular values are the
-/// energies) or from the SVD of X_(n) itself (economy when X_(n) is wide; full U when it is tall, which completes
-/// the basis).
+/// Σ_t A_tᵀ·B_t over the slices of A (m×a×p) and B (m×b×p) in memory space S, an a×b×1 tensor3: the slices
+/// transposed side by side make the a×(m·p) matrix [A_0ᵀ … A_{p−1}ᵀ], and B's the same, transposed once more into
+/// the (m·p)×b matrix below it, so the sum is one GEMM (facewise on single slices). With A = B this is the Gram
+/// matrix X_(n)·X_(n)ᵀ of the view around mode n.
+template <class T, memory_space S>
+tensor3<T, dextents3, S> cross_gram(tensor3_view<const T, dextents3, S> a, tensor3_view<const T, dextents3, S> b) {
+  using tensor = tensor3<T, dextents3, S>;
+  using const_view = tensor3_view<const T, dextents3, S>;
+  TPROD_ASSERT(a.m() == b.m() && a.p() == b.p());
+  const auto sys = system_of<S>();
+  const std::size_t mp = a.m() * a.p();
+  tensor at(a.n(), a.m(), a.p(), uninitialized), bt_t(mp, b.n(), 1, uninitialized), out(a.n(), b.n(), 1, uninitialized);
+  adjoint_slices(sys, a, at.view());
+  const_view bt(at.data(), b.n(), mp, 1);  // B's slices transposed side by side: A's, when B is A
+  tensor b_side;
+  if (b.data() != a.data() || b.n() != a.n()) {
+    b_side = tensor(b.n(), b.m(), b.p(), uninitialized);
+    adjoint_slices(sys, b, b_side.view());
+    bt = const_view(b_side.data(), b.n(), mp, 1);
+  }
+  adjoint_slices(sys, bt, bt_t.view());
+  facewise(sys, const_view(at.data(), a.n(), mp, 1), cview(bt_t), out.view());
+  return out;
+}
+
+/// The singular subspace of X_(n), where X lives: the SVD of the Gram matrix X_(n)·X_(n)ᵀ (`gram`; its singular
+/// values are the energies) or of X_(n) itself, which is the data when mode n comes first and otherwise the
+/// transposed before×I_n blocks of the view around n (economy when X_(n) is wide; full U when it is tall, which
+/// completes the basis).
 template <real_scalar T, memory_space S>
 singular_subspace_in<T, S> mode_singular_subspace(const ndtensor_in<T, S>& x, std::size_t mode, bool gram) {
   using tensor = tensor3<T, dextents3, S>;
@@ -213,6 +246,15 @@ singular_subspace_in<T, S> mode_singular_subspace(const ndtensor_in<T, S>& x, st
   const auto sys = system_of<S>();
   const const_view around = x.around(mode);
   const std::size_t size = around.n(), cols = around.m() * around.p();
+  singular_subspace_in<T, S> s{matrix_in<T, S>(size, size, 1, uninitialized), std::vector<double>(size, 0.0)};
+  if (gram) {
+    // symmetric positive semidefinite: its singular values are its eigenvalues, the energies σ_i² of X_(n)
+    const tensor g = cross_gram(around, around);
+    tensor right(size, size, 1, uninitialized);
+    const auto sigma = svd_slices(sys, cview(g), std::vector<char>{}, s.basis.view(), right.view());
+    for (std::size_t i = 0; i < size; ++i) s.energies[i] = double(sigma[i]);
+    return s;
+  }
   tensor blocks;  // X_(n) when it is not the data itself
   const_view unfolding(around.data(), size, cols, 1);
   if (around.m() > 1) {
@@ -220,20 +262,10 @@ singular_subspace_in<T, S> mode_singular_subspace(const ndtensor_in<T, S>& x, st
     adjoint_slices(sys, around, blocks.view());
     unfolding = const_view(blocks.data(), size, cols, 1);
   }
-  singular_subspace_in<T, S> s{matrix_in<T, S>(size, size, 1, uninitialized), std::vector<double>(size, 0.0)};
-  if (gram) {
-    tensor transposed(cols, size, 1, uninitialized), g(size, size, 1, uninitialized), right(size, size, 1, uninitialized);
-    adjoint_slices(sys, unfolding, transposed.view());
-    facewise(sys, unfolding, cview(transposed), g.view());
-    // symmetric positive semidefinite: its singular values are its eigenvalues, the energies σ_i² of X_(n)
-    const auto sigma = svd_slices(sys, cview(g), std::vector<char>{}, s.basis.view(), right.view());
-    for (std::size_t i = 0; i < size; ++i) s.energies[i] = double(sigma[i]);
-  } else {
-    const std::size_t r = std::min(size, cols);
-    tensor right(cols, r, 1, uninitialized);
-    const auto sigma = svd_slices(sys, unfolding, std::vector<char>{}, s.basis.view(), right.view());
-    for (std::size_t i = 0; i < r; ++i) s.energies[i] = double(sigma[i]) * double(sigma[i]);
-  }
+  const std::size_t r = std::min(size, cols);
+  tensor right(cols, r, 1, uninitialized);
+  const auto sigma = svd_slices(sys, unfolding, std::vector<char>{}, s.basis.view(), right.view());
+  for (std::size_t i = 0; i < r; ++i) s.energies[i] = double(sigma[i]) * double(sigma[i]);
   return s;
 }
 

@@ -36,16 +36,16 @@
 
 namespace tprod::nn {
 
-/// @brief The weight of an MPO linear layer.
-template <real_scalar T>
+/// @brief The weight of an MPO linear layer (cores ndtensors, or ndtensor_in<T, S> for a layer in memory space S).
+template <real_scalar T, class Tensor = ndtensor<T>>
 struct mpo_linear_params {
-  mpo<T> weight;
+  mpo<T, Tensor> weight;
 
   std::size_t in_width() const { return weight.rows(); }    ///< I
   std::size_t out_width() const { return weight.cols(); }   ///< J
   std::size_t parameter_count() const { return weight.parameter_count(); }
 
-  /// @brief Visits the cores as f(name, ndtensor<T>&), names "<prefix>core_<n>", in core order.
+  /// @brief Visits the cores as f(name, Tensor&), names "<prefix>core_<n>", in core order.
   template <class F>
   void for_each(F&& f, const std::string& prefix = "") {
     for (std::size_t n = 0; n < weight.cores.size(); ++n) {
@@ -108,6 +108,16 @@ mpo_linear_params<T> make_mpo_linear_params(const nd_shape& row_dims, const nd_s
                                    std::vector<std::size_t>(row_dims.empty() ? 0 : row_dims.size() - 1, rank), seed);
 }
 
+/// @brief The parameters of an MPO linear layer in memory space S.
+template <real_scalar T, memory_space S>
+using mpo_linear_params_in = mpo_linear_params<T, ndtensor_in<T, S>>;
+
+/// @brief The parameters with their cores copied to memory space S.
+template <memory_space S, real_scalar T>
+mpo_linear_params_in<T, S> copy(const mpo_linear_params<T>& p, S = {}) {
+  return {copy<S>(p.weight)};
+}
+
 /// @brief The quantized layer (paper 002's "super-compression"): I = 2^N, J = 2^N, I_n = J_n = 2, bond ranks
 ///        `rank` (2 by default: 16(N − 1) parameters).
 /// @throws shape_error unless I and J are powers of two of at least 2 with the same exponent N.
@@ -132,22 +142,8 @@ mpo_linear_params<T> mpo_linear_from_dense(const dense_matrix<T>& w, const nd_sh
 }
 
 namespace detail {
-/// The sizes of step n: rows (r·J_1⋯J_{n−1}), in = R_{n−1}I_n, out = J_nR_n, tail = I_{n+1}⋯I_N.
-struct mpo_step_dims {
-  std::size_t rows, in, out, tail;
-};
-template <class T>
-std::vector<mpo_step_dims> mpo_steps(const mpo<T>& w, std::size_t batch_rows) {
-  std::vector<mpo_step_dims> steps;
-  std::size_t rows = batch_rows, tail = w.rows();
-  for (const auto& c : w.cores) {
-    const auto s = c.shape();
-    tail /= s[1];
-    steps.push_back({rows, s[0] * s[1], s[2] * s[3], tail});
-    rows *= s[2];
-  }
-  return steps;
-}
+using tprod::detail::mpo_step_dims;
+using tprod::detail::mpo_steps;
 template <class T>
 Eigen::Map<const dense_matrix<T>> mpo_core_matrix(const ndtensor<T>& core) {
   const auto s = core.shape();
@@ -359,6 +355,66 @@ mpo_linear_grads<T> mpo_linear_backward(const mpo_linear_params<T>& prm, const m
   mpo_linear_grads<T> g;
   mpo_linear_workspace<T> ws;
   mpo_linear_backward<T>(prm, saved, d_out, g, ws);
+  return g;
+}
+
+/// @brief What the backward pass of a layer in memory space S needs: the states S_0 = X, S_1, …, S_{N−1} (device
+///        memory is not the constraint the host's cache is, so they are kept rather than recomputed).
+template <real_scalar T, memory_space S>
+struct mpo_linear_saved_in {
+  std::vector<tensor3<T, dextents3, S>> states;
+  std::size_t bytes() const {
+    std::size_t n = 0;
+    for (const auto& t : states) n += t.size() * sizeof(T);
+    return n;
+  }
+};
+
+/// @brief ∂J/∂X and ∂J/∂𝒢_n of a layer in memory space S.
+template <real_scalar T, memory_space S>
+struct mpo_linear_grads_in {
+  tensor3<T, dextents3, S> d_input;
+  mpo_linear_params_in<T, S> d_params;
+};
+
+/// @brief Y = X·W core by core for a batch in memory space S (X and Y are L×I×1 and L×J×1 tensor3s), where it
+///        lives: each step one multiply_mode of the running tensor by the core (mpo_product's route), the states kept.
+/// @throws shape_error when X is not L×I×1 or the MPO is invalid.
+template <real_scalar T, memory_space S>
+void mpo_linear_forward(const mpo_linear_params_in<T, S>& prm, const tensor3<T, dextents3, S>& x,
+                        tensor3<T, dextents3, S>& y, mpo_linear_saved_in<T, S>& saved) {
+  y = tprod::detail::mpo_forward_in<T, S>(x, prm.weight, &saved.states, "nn::mpo_linear_forward");
+}
+
+/// @brief Backward pass of a layer in memory space S: from G_N = ∂J/∂Y core by core,
+///        ∂J/∂C_n = Σ_t S_n(:, :, t)ᵀ G_{n+1}(:, :, t) (one cross_gram: transposes and one GEMM) and
+///        G_n = G_{n+1} ×₂ C_n (one multiply_mode); ∂J/∂X = G_0.
+/// @throws shape_error when d_out is not L×J×1 for the forward pass's L.
+template <real_scalar T, memory_space S>
+mpo_linear_grads_in<T, S> mpo_linear_backward(const mpo_linear_params_in<T, S>& prm,
+                                              const mpo_linear_saved_in<T, S>& saved,
+                                              const tensor3<T, dextents3, S>& d_out) {
+  using view = tensor3_view<const T, dextents3, S>;
+  const auto& w = prm.weight;
+  TPROD_EXPECTS(saved.states.size() == w.order() && w.order() > 0,
+                "nn::mpo_linear_backward: the saved state holds " + std::to_string(saved.states.size()) +
+                    " steps for an MPO of " + std::to_string(w.order()) + " cores (run mpo_linear_forward first)");
+  const std::size_t batch = saved.states[0].m();
+  TPROD_EXPECTS(d_out.m() == batch && d_out.n() == w.cols() && d_out.p() == 1,
+                "nn::mpo_linear_backward: gradient " + d_out.shape() + " does not match the output " +
+                    shape_string(batch, w.cols(), 1));
+  const auto steps = detail::mpo_steps(w, batch);
+  mpo_linear_grads_in<T, S> g;
+  g.d_params.weight.cores.resize(w.order());
+  tensor3<T, dextents3, S> grad = d_out;  // G_{n+1}, read as rows×out×tail of step n
+  for (std::size_t n = w.order(); n-- > 0;) {
+    const auto [rows, in, out, tail] = steps[n];
+    const view gv(grad.data(), rows, out, tail);
+    g.d_params.weight.cores[n] = ndtensor_in<T, S>(
+        shape_of(w.cores[n]), tprod::detail::cross_gram(view(saved.states[n].data(), rows, in, tail), gv));
+    grad = tprod::mode_product(gv, tprod::detail::core_matrix_on_host(w.cores[n]), 1);
+  }
+  g.d_input = tensor3<T, dextents3, S>(view(grad.data(), batch, w.rows(), 1));
   return g;
 }
 
