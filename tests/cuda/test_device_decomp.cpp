@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The decompositions of device_ndtensor (cuBLAS and cuSOLVER through the backend tasks) against those of the same
-// host ndtensor (Eigen): the checks of tests/decomp/test_in_space.cpp, in device memory.
+// The decompositions of device_ndtensor, device MPOs (the product and the MPO linear layer) and the device polynomial
+// graph filter, through the backend tasks (cuBLAS and cuSOLVER), against the host's Eigen code on the same inputs:
+// the checks tests/decomp, tests/nn and tests/graph run through the CPU backend's tasks, here in device memory.
 #include "cuda_test.hpp"
 #include "decomp_in_space.hpp"
+#include "graph_in_space.hpp"
 #include "mpo_in_space.hpp"
 
 using namespace tprod;
@@ -25,4 +27,8 @@ TEST_CASE_TEMPLATE("device TT-SVD equals the host's, its cores on the device", T
 
 TEST_CASE_TEMPLATE("device MPO product and MPO linear layer equal the host's, forward and backward", T, float, double) {
   test::in_space::check_mpo<T, device_space>();
+}
+
+TEST_CASE_TEMPLATE("device polynomial graph filter equals the host's, forward and backward", T, float, double) {
+  test::in_space::check_polynomial_filter<T, device_space>();
 }

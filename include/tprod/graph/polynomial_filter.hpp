@@ -7,11 +7,16 @@
 /// For a symmetric Ψ = ΦΛΦᵀ this is the spectral convolution Φ f_α(Λ) Φᵀ x with smooth multipliers (a K−1-hop
 /// filter); Ψ need not be symmetric here. The backward pass runs the recursion in reverse: with G_0 = ∂J/∂y and
 /// G_{k+1} = Ψᵀ G_k, ∂J/∂α_k = ⟨G_k, x⟩, ∂J/∂x = Σ_k α_k G_k and ∂J/∂Ψ = Σ_{k<K−1} G_k z_{k+1}ᵀ.
+///
+/// The same filter and gradients take Ψ and the signal as matrix_in<T, S> (L×L×1 and L×R×1 tensor3s in memory
+/// space S: on the device, cuBLAS), each step a backend task: Ψz a facewise GEMM, + α_k x an axpy, ⟨G_k, x⟩ a dot,
+/// Ψᵀ and z_{k+1}ᵀ one transpose each.
 #include <array>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "tprod/decomp/ndtensor_in.hpp"
 #include "tprod/graph/adjacency.hpp"
 #include "tprod/graph/mode1.hpp"
 
@@ -134,6 +139,109 @@ polynomial_filter_grads<T> polynomial_filter_backward(const dense_matrix<T>& psi
   polynomial_filter_grads<T> g;
   std::array<dense_matrix<T>, 2> work;
   polynomial_filter_backward<T>(psi, alpha, x, saved, dy, g, work);
+  return g;
+}
+
+/// @brief The Horner iterates of a filter in memory space S.
+template <real_scalar T, memory_space S>
+struct polynomial_filter_saved_in {
+  std::vector<matrix_in<T, S>> z;  ///< z[k − 1] = z_k, L×R×1 each
+};
+
+/// @brief ∂J/∂Ψ, ∂J/∂α, ∂J/∂x of a filter in memory space S (∂J/∂α on the host).
+template <real_scalar T, memory_space S>
+struct polynomial_filter_grads_in {
+  matrix_in<T, S> d_psi;  ///< L×L×1
+  std::vector<T> d_alpha;  ///< K
+  matrix_in<T, S> d_x;    ///< L×R×1
+};
+
+namespace detail {
+template <class T, memory_space S>
+void check_polynomial_filter_in(const matrix_in<T, S>& psi, std::size_t k, const matrix_in<T, S>& x,
+                                const char* where) {
+  TPROD_EXPECTS(psi.p() == 1 && psi.m() == psi.n() && x.p() == 1,
+                std::string(where) + ": the graph matrix " + psi.shape() + " and the signal " + x.shape() +
+                    " must be L x L x 1 and L x R x 1");
+  TPROD_EXPECTS(k >= 1, std::string(where) + ": a polynomial filter needs at least one coefficient (K >= 1)");
+  TPROD_EXPECTS(x.m() == psi.m(), std::string(where) + ": a signal on " + std::to_string(x.m()) +
+                                      " vertices for a " + psi.shape() + " graph matrix");
+}
+
+/// c = a·b + β·c for matrices in S (one facewise GEMM; β = 0 or 1).
+template <class T, memory_space S>
+void multiply_into(const matrix_in<T, S>& a, const matrix_in<T, S>& b, matrix_in<T, S>& c, bool accumulate) {
+  const auto sys = system_of<S>();
+  if (!accumulate) {
+    c = matrix_in<T, S>(a.m(), b.n(), 1, uninitialized);
+    facewise(sys, cview(a), cview(b), c.view());
+    return;
+  }
+  matrix_in<T, S> product(a.m(), b.n(), 1, uninitialized);
+  facewise(sys, cview(a), cview(b), product.view());
+  axpy(sys, T(1), cview(product), c.view());
+}
+
+template <class T, memory_space S>
+matrix_in<T, S> transposed_in(const matrix_in<T, S>& a) {
+  matrix_in<T, S> at(a.n(), a.m(), 1, uninitialized);
+  adjoint_slices(system_of<S>(), cview(a), at.view());
+  return at;
+}
+}  // namespace detail
+
+/// @brief Y = f_α(Ψ) X for Ψ and X ∈ ℝ^{L×R} in memory space S, by Horner, where they live; the iterates go to
+///        `saved` when given.
+/// @throws shape_error when Ψ is not L×L×1, X not L×R×1, or α is empty.
+template <real_scalar T, memory_space S>
+matrix_in<T, S> polynomial_filter_matrix(const matrix_in<T, S>& psi, std::type_identity_t<std::span<const T>> alpha,
+                                         const matrix_in<T, S>& x,
+                                         polynomial_filter_saved_in<T, S>* saved = nullptr) {
+  const std::size_t k = alpha.size();
+  detail::check_polynomial_filter_in(psi, k, x, "polynomial_filter");
+  const auto sys = detail::system_of<S>();
+  polynomial_filter_saved_in<T, S> local;
+  auto& z = (saved ? *saved : local).z;
+  z.assign(k - 1, matrix_in<T, S>());
+  matrix_in<T, S> current = x;  // z_{K−1} = α_{K−1} x
+  scale(sys, alpha[k - 1], current.view());
+  for (std::size_t m = k - 1; m-- > 0;) {  // z_m = Ψ z_{m+1} + α_m x
+    matrix_in<T, S> next;
+    detail::multiply_into(psi, current, next, false);
+    axpy(sys, alpha[m], cview(x), next.view());
+    z[m] = std::move(current);
+    current = std::move(next);
+  }
+  return current;
+}
+
+/// @brief Gradients of J through Y = f_α(Ψ) X in memory space S, given G = ∂J/∂Y and the forward pass's iterates.
+/// @throws shape_error when the shapes do not match the forward pass.
+template <real_scalar T, memory_space S>
+polynomial_filter_grads_in<T, S> polynomial_filter_backward(const matrix_in<T, S>& psi,
+                                                            std::type_identity_t<std::span<const T>> alpha,
+                                                            const matrix_in<T, S>& x,
+                                                            const polynomial_filter_saved_in<T, S>& saved,
+                                                            const matrix_in<T, S>& dy) {
+  const std::size_t k = alpha.size();
+  detail::check_polynomial_filter_in(psi, k, x, "polynomial_filter_backward");
+  TPROD_EXPECTS(saved.z.size() == k - 1 && dy.extents() == x.extents(),
+                "polynomial_filter_backward: gradient " + dy.shape() + " and " + std::to_string(saved.z.size()) +
+                    " saved iterates do not match a " + x.shape() + " signal and K = " + std::to_string(k));
+  const auto sys = detail::system_of<S>();
+  polynomial_filter_grads_in<T, S> g{matrix_in<T, S>(psi.m(), psi.n(), 1), std::vector<T>(k), dy};
+  scale(sys, alpha[0], g.d_x.view());
+  const matrix_in<T, S> psi_t = detail::transposed_in(psi);
+  matrix_in<T, S> gm = dy;  // G_m
+  for (std::size_t m = 0; m < k; ++m) {
+    g.d_alpha[m] = dot(sys, cview(gm), cview(x));
+    if (m > 0) axpy(sys, alpha[m], cview(gm), g.d_x.view());
+    if (m + 1 == k) break;
+    detail::multiply_into(gm, detail::transposed_in(saved.z[m]), g.d_psi, true);  // += G_m z_{m+1}ᵀ
+    matrix_in<T, S> next;
+    detail::multiply_into(psi_t, gm, next, false);  // G_{m+1} = Ψᵀ G_m
+    gm = std::move(next);
+  }
   return g;
 }
 
