@@ -32,3 +32,7 @@ TEST_CASE_TEMPLATE("device MPO product and MPO linear layer equal the host's, fo
 TEST_CASE_TEMPLATE("device polynomial graph filter equals the host's, forward and backward", T, float, double) {
   test::in_space::check_polynomial_filter<T, device_space>();
 }
+
+TEST_CASE_TEMPLATE("device shared-factor Tucker of attention weights equals the host's", T, float, double) {
+  test::in_space::check_multihead_tucker<T, device_space>();
+}

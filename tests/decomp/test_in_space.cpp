@@ -23,3 +23,8 @@ TEST_CASE_TEMPLATE("TT-SVD of an ndtensor_in equals that of the ndtensor, its co
                    double) {
   test::in_space::check_tensor_train<T, host_space>();
 }
+
+TEST_CASE_TEMPLATE("the shared-factor Tucker of attention weights in a memory space equals the host's", T, float,
+                   double) {
+  test::in_space::check_multihead_tucker<T, host_space>();
+}

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tprod/decomp/multihead_tucker.hpp"
 #include "tprod/decomp/tensor_train.hpp"
 #include "tprod/decomp/tucker.hpp"
 
@@ -167,6 +168,35 @@ void check_tensor_train() {
   }
   CHECK_THROWS_AS(tt_svd(xs_of<T, S>({2, 3}), {.tolerance = 1.0}), shape_error);
   CHECK_THROWS_AS(tt_svd(xs_of<T, S>({2, 3}), {.max_rank = 0}), shape_error);
+}
+
+/// The shared-factor Tucker of an attention layer whose weights live in S equals the host's: the tensorization, the
+/// decomposition and the rebuilt weights; the tensorization round-trips; bad head counts are refused alike.
+template <class T, memory_space S>
+void check_multihead_tucker() {
+  const std::size_t d_model = 8, heads = 2, d_v = 3;
+  const attention_weights<T> w{random_matrix<T>(d_model, heads * d_v, 1), random_matrix<T>(d_model, heads * d_v, 2),
+                               random_matrix<T>(d_model, heads * d_v, 3), random_matrix<T>(heads * d_v, d_model, 4)};
+  const attention_weights_in<T, S> ws = copy<S>(w);
+  const ndtensor<T> all = tensorize_heads(w, heads);
+  CHECK(rel_diff(to_ndtensor(tensorize_heads(ws, heads)), all) == 0);
+  const attention_weights<T> back = to_attention_weights(detensorize_heads(copy<S>(all)));
+  CHECK(back.query == w.query);
+  CHECK(back.key == w.key);
+  CHECK(back.value == w.value);
+  CHECK(back.output == w.output);
+  const tucker_options o{.ranks = {4, 2, 3}, .max_sweeps = 3, .fit_tolerance = -1};
+  const auto host = multihead_tucker(w, heads, o);
+  const auto in = multihead_tucker(ws, heads, o);
+  check_same_tucker(host.tucker, in.tucker, all.size());
+  const attention_weights<T> rebuilt = to_attention_weights(in.weights);
+  const double t = tolerance<T>(double(all.size()));
+  for (const auto& [a, b] : {std::pair{&rebuilt.query, &host.weights.query}, std::pair{&rebuilt.key, &host.weights.key},
+                             std::pair{&rebuilt.value, &host.weights.value},
+                             std::pair{&rebuilt.output, &host.weights.output}})
+    CHECK(double((*a - *b).norm()) <= t * (double(b->norm()) + 1));
+  CHECK_THROWS_WITH_AS(tensorize_heads(ws, 4), doctest::Contains("8x6"), shape_error);
+  CHECK_THROWS_AS(multihead_tucker(ws, heads, {.ranks = {4, 2, 3}, .modes = {0, 1, 2}}), shape_error);
 }
 
 /// Bad input to the decompositions of a tensor in S: the same errors as on the host.
