@@ -7,24 +7,24 @@
 
 using namespace tprod;
 
-TEST_CASE_TEMPLATE("HOSVD, ST-HOSVD and HOOI of an ndtensor_in equal those of the ndtensor", T, float, double) {
+TEST_CASE_TEMPLATE("HOSVD, ST-HOSVD and HOOI of an ndtensor_in equal those of the ndtensor", T, double) {
   test::in_space::check_tucker<T, host_space>();
 }
 
-TEST_CASE_TEMPLATE("mode products of an ndtensor_in equal those of the ndtensor", T, float, double) {
+TEST_CASE_TEMPLATE("mode products of an ndtensor_in equal those of the ndtensor", T, double) {
   test::in_space::check_mode_products<T, host_space>();
 }
 
-TEST_CASE_TEMPLATE("decompositions of an ndtensor_in refuse bad input as on the ndtensor", T, float, double) {
+TEST_CASE_TEMPLATE("decompositions of an ndtensor_in refuse bad input as on the ndtensor", T, double) {
   test::in_space::check_refusals<T, host_space>();
 }
 
-TEST_CASE_TEMPLATE("TT-SVD of an ndtensor_in equals that of the ndtensor, its cores in the same space", T, float,
+TEST_CASE_TEMPLATE("TT-SVD of an ndtensor_in equals that of the ndtensor, its cores in the same space", T,
                    double) {
   test::in_space::check_tensor_train<T, host_space>();
 }
 
-TEST_CASE_TEMPLATE("the shared-factor Tucker of attention weights in a memory space equals the host's", T, float,
+TEST_CASE_TEMPLATE("the shared-factor Tucker of attention weights in a memory space equals the host's", T,
                    double) {
   test::in_space::check_multihead_tucker<T, host_space>();
 }
