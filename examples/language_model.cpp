@@ -21,6 +21,7 @@
 //   language_model --data build/data/spam-assassin
 //   language_model --quick                                     # CI: a small slice, about a minute on 2 cores
 //   language_model --prompts "free money|the meeting is" --generate 30
+//   language_model --device cuda ...                           # on the GPU (the default where there is one)
 //
 // Writes into --out: training_log.csv (loss = cross-entropy per token; exp(loss) is the perplexity),
 // training_curves.png (test perplexity and training loss), samples.txt (the generated text), vocabulary.txt and
@@ -34,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "support/device.hpp"
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
 #include "support/seeds.hpp"
@@ -101,6 +103,7 @@ struct run_setup {
   std::vector<std::string> prompts;  ///< generated from after training (first seed only)
   nn::generation_options generation;
   std::map<std::string, std::string> metadata;
+  examples::device_kind device = examples::device_kind::cpu;  ///< where std, t4 and std-1l train (mla: the host)
 };
 
 /// @brief Trains, checkpoints, samples from and summarizes the model make_model(config) of variant v.
@@ -175,7 +178,8 @@ int run(int argc, char** argv) {
        {"train-docs", "N  use at most N training messages (default 2000; quick 1200)"},
        {"test-docs", "N   use at most N test messages (default 500; quick 300)"},
        {"prompts", "P   '|'-separated prompts to continue after training (default: three)"},
-       {"generate", "N  tokens generated per prompt (default 20)"}});
+       {"generate", "N  tokens generated per prompt (default 20)"},
+       examples::device_option()});
 
   const bool quick = o.quick;
   nn::language_model_config base;
@@ -197,8 +201,15 @@ int run(int argc, char** argv) {
                                      : quick                 ? "std,t4"
                                                              : "std,t4,std-1l,mla");
   for (const auto& v : variants) nn::paper000_config(base.width, base.heads, base.hidden, v.slices);  // fail early
+  const auto device = examples::device_choice(o);
+  const bool with_mla = std::any_of(variants.begin(), variants.end(), [](const variant& v) { return v.multilinear; });
+  if (with_mla && device == examples::device_kind::cuda && o.extra.count("device"))
+    throw std::invalid_argument("--models mla: multi-linear attention trains on the host only; add --device cpu or "
+                                "leave mla out of --models");
+  if (with_mla && device == examples::device_kind::cuda)
+    std::printf("%s: mla trains on the CPU (multi-linear attention has no device implementation)\n", example_name);
 
-  run_setup setup{base, fc, o.out / "checkpoints", {}, {}, {{"example", example_name}}};
+  run_setup setup{base, fc, o.out / "checkpoints", {}, {}, {{"example", example_name}}, device};
   std::stringstream prompts(o.extra.count("prompts") ? o.extra.at("prompts")
                                                      : "i think that|click here to|the new version of");
   for (std::string p; std::getline(prompts, p, '|');) setup.prompts.push_back(p);
@@ -242,11 +253,19 @@ int run(int argc, char** argv) {
     run.base.seed = run.fit.seed = seed;
     std::vector<examples::model_summary> models;
     for (const auto& v : variants) {
-      const auto standard = [](const nn::language_model_config& c) {
-        return nn::make_language_model<float>(c, identity_transform{});
+      // The decoder models train in the chosen memory space (their checkpoints are the same files from either);
+      // multi-linear attention on the host.
+      const auto in_chosen_space = [&](const char* transform_name, auto make) {
+        return examples::with_device(run.device, [&](auto space) {
+          const auto make_model = [&](const nn::language_model_config& c) { return make(c, space); };
+          return train_variant(v, make_model, transform_name, run, vocab, train, test, log, samples);
+        });
       };
-      const auto l_decoder = [](const nn::language_model_config& c) {
-        return nn::make_language_model<float>(c, dct{});
+      const auto standard = [](const nn::language_model_config& c, auto space) {
+        return nn::make_language_model<float>(c, identity_transform{}, space);
+      };
+      const auto l_decoder = [](const nn::language_model_config& c, auto space) {
+        return nn::make_language_model<float>(c, dct{}, space);
       };
       const auto multilinear = [&](const nn::language_model_config& c) {  // N = T, R = d/H, P = H
         const auto cfg = nn::paper000_config(c.width, c.heads, c.hidden, 1, c.act);
@@ -261,8 +280,8 @@ int run(int argc, char** argv) {
         return nn::make_language_model<float>(c, std::move(layers));
       };
       models.push_back(v.multilinear ? train_variant(v, multilinear, "identity", run, vocab, train, test, log, samples)
-                       : v.slices == 1 ? train_variant(v, standard, "identity", run, vocab, train, test, log, samples)
-                                       : train_variant(v, l_decoder, "dct", run, vocab, train, test, log, samples));
+                       : v.slices == 1 ? in_chosen_space("identity", standard)
+                                       : in_chosen_space("dct", l_decoder));
     }
     return models;
   });
@@ -300,7 +319,8 @@ int run(int argc, char** argv) {
                                   {"lr", fc.lr},
                                   {"first_seed", o.seed},
                                   {"seeds", o.seeds},
-                                  {"threads", num_threads()}};
+                                  {"threads", num_threads()},
+                                  {"device", device == examples::device_kind::cuda ? "cuda" : "cpu"}};
     // The "majority class" of next-token prediction: always answering the most frequent test target.
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test_targets), summaries, extra);
   }

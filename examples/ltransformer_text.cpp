@@ -145,6 +145,16 @@ struct run_setup {
   bool root = true;  ///< the rank that prints and writes (the only one without MPI)
 };
 
+/// @brief Whether L is a learned transform of another memory space than Space (train_variant below picks the
+/// model's; the branch that would pair them is never taken, but must compile).
+template <class L, class Space>
+constexpr bool trains_elsewhere() {
+  if constexpr (requires { typename L::memory_space_type; })
+    return !std::same_as<typename L::memory_space_type, Space>;
+  else
+    return false;
+}
+
 /// @brief Builds, trains, checkpoints and summarizes one variant under transform L.
 template <class L>
 examples::model_summary train_variant(const variant& v, const L& transform, const char* transform_name,
@@ -192,13 +202,12 @@ examples::model_summary train_variant(const variant& v, const L& transform, cons
   };
   // The model in the chosen memory space: it trains there, and its checkpoint is the same file from either.
   auto s = examples::with_device(setup.device, [&](auto space) -> examples::model_summary {
-    constexpr bool on_host = std::same_as<decltype(space), host_space>;
-    if constexpr (nn::trained_transform<L, float> && !on_host) {
-      throw std::invalid_argument(v.name + ": a learned transform trains on the host only; run it with --device cpu");
+    if constexpr (trains_elsewhere<L, decltype(space)>()) {
+      throw std::logic_error(v.name + ": the learned transform lives in another memory space than the model");
     } else {
       auto layers = nn::make_encoder_layers<float>(layer, cfg.layers, transform, cfg.seed + 100);
 #ifdef TPROD_EXAMPLE_MPI
-      if constexpr (on_host && !nn::trained_transform<L, float>) {
+      if constexpr (std::same_as<decltype(space), host_space> && !nn::trained_transform<L, float>) {
         if (setup.parallel == parallel_kind::spectral) {
           auto model = distributed::make_spectral_text_classifier<float>(MPI_COMM_WORLD, cfg, std::move(layers));
           return train_model(model, false);
@@ -227,8 +236,14 @@ examples::model_summary train_variant(const variant& v, const L& transform, cons
 examples::model_summary train_variant(const variant& v, const run_setup& setup, const encoded_split& train,
                                       const encoded_split& test, examples::training_log& log) {
   if (v.slices == 1) return train_variant(v, identity_transform{}, "identity", setup, train, test, log);
-  if (v.learned_transform)
+  if (v.learned_transform) {  // Z's parameter trains where the model does
+#if TPROD_HAS_CUDA
+    if (setup.device == examples::device_kind::cuda)
+      return train_variant(v, nn::learned_transform<float, device_space>(v.slices), "learned-dct", setup, train, test,
+                           log);
+#endif
     return train_variant(v, nn::learned_transform<float>(v.slices), "learned-dct", setup, train, test, log);
+  }
   return train_variant(v, dct{}, "dct", setup, train, test, log);
 }
 

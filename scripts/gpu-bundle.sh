@@ -15,7 +15,7 @@
 # On the GPU machine, with the device tool: `run` with carry: [".gpu-bundle"] and the command
 #     bash .gpu-bundle/run.sh "$OUT"
 # (append --quick for the tests, the s256 benchmark cases and the peer's S = 256 only, or --filter=REGEX for the
-# benchmark cases matching REGEX). The results come back
+# benchmark cases matching REGEX; --sanitize adds compute-sanitizer). The results come back
 # under $OUT: gpu-run.log (everything), test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json,
 # torch_encoder_gpu.json, the training throughput of ltransformer_text's Std and T4 on the GPU beside PyTorch's
 # standard model (throughput.log), test_mpi_np<P>.log (the distributed tests at 1, 2, 4 and 16 ranks) and
@@ -210,6 +210,9 @@ cat >"$bundle/run.sh" <<'RUN'
 #   --ranks=LIST  MPI: the rank counts of the scaling run (default 1,2,4,8,16; the tests run at 1, 2, 4 and the
 #            largest)
 #   --filter=REGEX  only the benchmark cases matching REGEX (Google Benchmark's --benchmark_filter)
+#   --sanitize  also compute-sanitizer (where the machine has it): memcheck over the whole device test program,
+#            racecheck and synccheck over the attention, embedding, LayerNorm and reduction cases; each tool's log
+#            in sanitizer-<tool>.log and its error count in the summary (sanitizer.txt); --sanitize-only skips the rest
 #   --deadline=SECONDS  papers: the training's wall-clock limit (default 480); a run cut off resumes later
 #   --smoke  papers: tiny runs on the CPU, to check the script on a machine without a GPU (not the papers' runs)
 # Every step runs even when an earlier one failed; the exit status is 0 only when all passed, 77 when the only
@@ -223,14 +226,17 @@ out=""
 deadline=480
 smoke=0
 ranks_list=1,2,4,8,16
+sanitize=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
+    --sanitize) sanitize=1 ;;
+    --sanitize-only) sanitize=2 ;;
     --filter=*) filter=${arg#--filter=} ;;
     --deadline=*) deadline=${arg#--deadline=} ;;
     --smoke) smoke=1 ;;
     --ranks=*) ranks_list=${arg#--ranks=} ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $arg" >&2; exit 2 ;;
     *) out=$arg ;;
   esac
@@ -315,6 +321,29 @@ main() {
     LD_LIBRARY_PATH="$libpath" "$here/bin/test_cuda" >"$out/test_cuda.log" 2>&1
     local rc=$?
     tail -n 30 "$out/test_cuda.log"
+    return $rc
+  }
+  # compute-sanitizer over test_cuda: memcheck on every case, racecheck and synccheck (shared memory and
+  # __syncthreads) on the cases whose kernels use them. "ERROR SUMMARY: N errors" is the count reported.
+  run_sanitizer() {
+    local tool_bin rc=0 tool cases summary
+    tool_bin=$(command -v compute-sanitizer || true)
+    [[ -z "$tool_bin" && -x /usr/local/cuda/bin/compute-sanitizer ]] && tool_bin=/usr/local/cuda/bin/compute-sanitizer
+    if [[ -z "$tool_bin" ]]; then
+      echo "run.sh: compute-sanitizer not found on this machine: the sanitizer step is skipped" | tee "$out/sanitizer.txt"
+      return 0
+    fi
+    : >"$out/sanitizer.txt"
+    for tool in memcheck racecheck synccheck; do
+      cases=()
+      [[ $tool != memcheck ]] && cases=("--test-case=*attention*,*MHA*,*embedding*,*LayerNorm*,*norms*,*AdamW*")
+      LD_LIBRARY_PATH="$libpath" "$tool_bin" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+        "$here/bin/test_cuda" ${cases[@]+"${cases[@]}"} >"$out/sanitizer-$tool.log" 2>&1
+      local status=$?
+      summary=$(grep -E "ERROR SUMMARY" "$out/sanitizer-$tool.log" | tail -n 1)
+      echo "$tool: ${summary:-no summary} (exit $status)" | tee -a "$out/sanitizer.txt"
+      ((status != 0)) && rc=1
+    done
     return $rc
   }
   run_bench() {
@@ -441,19 +470,22 @@ main() {
   if ((libs_ok)) && [[ -f "$here/papers" ]]; then
     run_step papers run_papers
   elif ((libs_ok)); then
-    if [[ -x "$here/bin/test_cuda" ]]; then
+    if [[ -x "$here/bin/test_cuda" ]] && ((sanitize == 2)); then
+      run_step compute_sanitizer run_sanitizer
+    elif [[ -x "$here/bin/test_cuda" ]]; then
       run_step test_cuda run_test
+      ((sanitize)) && run_step compute_sanitizer run_sanitizer
       run_step bench_cuda run_bench
       run_step ltransformer_text_throughput run_throughput
     fi
-    if [[ -x "$here/bin/bench_mpi" ]]; then
+    if [[ -x "$here/bin/bench_mpi" ]] && ((sanitize != 2)); then
       run_step test_mpi run_mpi_tests
       run_step bench_mpi_scaling run_mpi_scaling
     fi
   else
     other_failure "the programs not run (libraries missing)"
   fi
-  if [[ -f "$here/papers" || ! -x "$here/bin/test_cuda" ]]; then
+  if [[ -f "$here/papers" || ! -x "$here/bin/test_cuda" ]] || ((sanitize == 2)); then
     :  # the papers' and the MPI bundles have no peers
   elif command -v python3 >/dev/null; then
     run_step torch_lproduct_gpu run_peer

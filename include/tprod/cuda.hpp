@@ -13,6 +13,7 @@
 #include "tprod/backend/cuda/contract.hpp"
 #include "tprod/backend/cuda/copy.hpp"
 #include "tprod/backend/cuda/device_buffer.hpp"
+#include "tprod/backend/cuda/dimension_wise_attention.hpp"
 #include "tprod/backend/cuda/elementwise.hpp"
 #include "tprod/backend/cuda/embedding.hpp"
 #include "tprod/backend/cuda/error.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The attention's softmax kernels of the CUDA backend (backend/cuda/attention.hpp; its GEMMs are cuBLAS's batched
 // GEMMs, gemm.cu). One thread per column of Sᵀ (a query of one block): the column's T_k scores are contiguous.
+// Also the valid-row copies of dimension-wise attention (backend/cuda/dimension_wise_attention.hpp).
 #include <algorithm>
 
 #include "check.cuh"
@@ -44,9 +45,36 @@ __global__ void softmax_backward_kernel(const T* probs, T* dp, std::size_t tk, T
   }
 }
 
+// e = r + rows·(c + width·s) of dst: row r = t + seq·b of column c, slice s.
+template <class T>
+__global__ void valid_rows_kernel(const T* src, std::size_t ld, std::size_t slice_stride, std::size_t col0, T* dst,
+                                  std::size_t seq, std::size_t rows, std::size_t width, const std::size_t* lengths,
+                                  bool scaled, std::size_t total) {
+  TPROD_GRID_LOOP(e, total) {
+    const std::size_t r = e % rows, c = (e / rows) % width, s = e / (rows * width);
+    const std::size_t n = lengths != nullptr ? lengths[r / seq] : seq;
+    const T x = src[s * slice_stride + (col0 + c) * ld + r];
+    dst[e] = r % seq < n ? (scaled ? x * (T(1) / sqrt(T(n))) : x) : T(0);
+  }
+}
+
 }  // namespace
 
 namespace raw {
+
+template <class T>
+void valid_rows(const T* src, std::size_t ld, std::size_t slice_stride, std::size_t col0, T* dst, std::size_t seq,
+                std::size_t batch, std::size_t width, std::size_t p, const std::size_t* key_lengths, bool scaled,
+                cudaStream_t stream) {
+  const std::size_t rows = seq * batch, total = rows * width * p;
+  if (total == 0) return;
+  const scratch<std::size_t> lengths(key_lengths != nullptr ? batch : 0, stream);
+  if (key_lengths != nullptr) upload(lengths.ptr, key_lengths, batch, stream);
+  valid_rows_kernel<<<blocks_for(total), 256, 0, stream>>>(src, ld, slice_stride, col0, dst, seq, rows, width,
+                                                           key_lengths != nullptr ? lengths.ptr : nullptr, scaled,
+                                                           total);
+  TPROD_CUDA_CHECK(cudaGetLastError());
+}
 
 template <class T>
 void attention_softmax(T* probs, std::size_t tk, std::size_t tq, std::size_t blocks, std::size_t batch, T scale,
@@ -72,7 +100,9 @@ void attention_softmax_backward(const T* probs, T* dp, std::size_t tk, std::size
 #define TPROD_INSTANTIATE(T)                                                                          \
   template void attention_softmax<T>(T*, std::size_t, std::size_t, std::size_t, std::size_t, T, bool, \
                                      const std::size_t*, cudaStream_t);                               \
-  template void attention_softmax_backward<T>(const T*, T*, std::size_t, std::size_t, std::size_t, T, cudaStream_t);
+  template void attention_softmax_backward<T>(const T*, T*, std::size_t, std::size_t, std::size_t, T, cudaStream_t); \
+  template void valid_rows<T>(const T*, std::size_t, std::size_t, std::size_t, T*, std::size_t, std::size_t,        \
+                              std::size_t, std::size_t, const std::size_t*, bool, cudaStream_t);
 TPROD_INSTANTIATE(float)
 TPROD_INSTANTIATE(double)
 #undef TPROD_INSTANTIATE

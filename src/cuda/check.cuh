@@ -7,6 +7,7 @@
 #include <cusolverDn.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -21,6 +22,16 @@ std::string status_text(cudaError_t s);
 std::string status_text(cublasStatus_t s);
 std::string status_text(curandStatus_t s);
 std::string status_text(cusolverStatus_t s);
+
+/// @brief v as the int that a CUDA library's 32-bit interface takes; a cuda_error naming the call and the quantity
+/// where it does not fit, instead of a cast that wraps to a wrong or negative size (TPROD_CUDA_INT).
+inline int int_for(const char* call, const char* what, std::size_t v, const char* file, int line) {
+  if (v > std::size_t(std::numeric_limits<int>::max()))
+    fail(call, std::string(what) + " = " + std::to_string(v) + " exceeds the 32-bit int this interface takes", file,
+         line);
+  return int(v);
+}
+#define TPROD_CUDA_INT(call, v) ::tprod::backend::cuda::detail::int_for(call, #v, v, __FILE__, __LINE__)
 
 template <class Status>
 bool ok(Status s) {

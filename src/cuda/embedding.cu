@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // The token-embedding and loss kernels of the CUDA backend (backend/cuda/embedding.hpp), the mirror of
 // backend/cpu/embedding.hpp. The index lists arrive in host memory and go to the device once per call. The scatter
-// is deterministic without atomics: the host groups the rows by token (stable, so in increasing order) and each
-// (token, feature) pair sums its rows in that order. The loss takes one thread per row (row b's logits lie B apart,
-// so a warp's rows read together) and sums the rows' losses on the host, in order.
+// is deterministic without atomics: CUB groups the rows by token on the device (a stable radix sort of the
+// (token, row) pairs, so each token's rows stay in increasing order; a run-length encoding and a scan give each
+// token's segment), and each (token, feature) pair adds its rows to the table's value in that order, the CPU's
+// order, so both give the same bits. Nothing of the grouping waits for the stream. The loss takes one thread per
+// row (row b's logits lie B apart, so a warp's rows read together) and sums the rows' losses on the host, in order.
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <numeric>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/sequence.h>
 #include <vector>
 
 #include "check.cuh"
@@ -26,17 +33,30 @@ __global__ void gather_kernel(const T* table, std::size_t d, const std::size_t* 
   }
 }
 
-// segments[3s .. 3s+2] = {token, begin, end} into `rows`, the row indices grouped by token.
+// Segment s of the rows grouped by token: token tokens[s], rows rows[begins[s] … begins[s] + counts[s]), for the
+// *segments tokens present (the grid covers n segments, the most there can be, so that the count stays on the
+// device).
 template <class T>
-__global__ void scatter_kernel(const std::size_t* segments, const std::size_t* rows, std::size_t n, const T* d_out,
-                               std::size_t d, T* d_table, std::size_t total) {
-  TPROD_GRID_LOOP(e, total) {  // e = c + d·s
+__global__ void scatter_kernel(const std::size_t* tokens, const std::size_t* begins, const std::size_t* counts,
+                               const std::size_t* segments, const std::size_t* rows, std::size_t n, const T* d_out,
+                               std::size_t d, T* d_table) {
+  const std::size_t present = *segments;
+  TPROD_GRID_LOOP(e, present * d) {  // e = c + d·s
     const std::size_t c = e % d, s = e / d;
-    const std::size_t token = segments[3 * s], begin = segments[3 * s + 1], end = segments[3 * s + 2];
-    T sum = 0;
-    for (std::size_t i = begin; i < end; ++i) sum += d_out[rows[i] + n * c];
-    d_table[token * d + c] += sum;
+    T* dst = d_table + tokens[s] * d + c;
+    T sum = *dst;
+    for (std::size_t i = begins[s], end = begins[s] + counts[s]; i < end; ++i) sum += d_out[rows[i] + n * c];
+    *dst = sum;
   }
+}
+
+// CUB's two-phase calls: the first with no storage asks how many bytes the second needs.
+template <class Call>
+void with_temporary_storage(Call call, cudaStream_t stream) {
+  std::size_t bytes = 0;
+  TPROD_CUDA_CHECK(call(nullptr, bytes));
+  const scratch<unsigned char> storage(std::max<std::size_t>(bytes, 1), stream);
+  TPROD_CUDA_CHECK(call(storage.ptr, bytes));
 }
 
 template <class T>
@@ -85,22 +105,35 @@ template <class T>
 void embedding_scatter_add(const std::size_t* tokens, std::size_t n, const T* d_out, std::size_t d, T* d_table,
                            cudaStream_t stream) {
   if (n == 0 || d == 0) return;
-  std::vector<std::size_t> rows(n);
-  std::iota(rows.begin(), rows.end(), std::size_t(0));
-  std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) { return tokens[a] < tokens[b]; });
-  std::vector<std::size_t> segments;
-  for (std::size_t i = 0; i < n;) {
-    std::size_t j = i;
-    while (j < n && tokens[rows[j]] == tokens[rows[i]]) ++j;
-    segments.insert(segments.end(), {tokens[rows[i]], i, j});
-    i = j;
-  }
-  const std::size_t count = segments.size() / 3, total = count * d;
-  const scratch<std::size_t> device_rows(n, stream), device_segments(segments.size(), stream);
-  upload(device_rows.ptr, rows.data(), n, stream);
-  upload(device_segments.ptr, segments.data(), segments.size(), stream);
-  scatter_kernel<<<blocks_for(total), 256, 0, stream>>>(device_segments.ptr, device_rows.ptr, n, d_out, d, d_table,
-                                                        total);
+  const int items = TPROD_CUDA_INT("cub::DeviceRadixSort::SortPairs", n);  // CUB's item counts here are int
+  // the sort looks only at the bits a token of this list can have
+  const int bits = std::max(1, int(std::bit_width(*std::max_element(tokens, tokens + n))));
+  const scratch<std::size_t> keys(n, stream), sorted_keys(n, stream), rows(n, stream);
+  const scratch<std::size_t> unique(n, stream), counts(n, stream), begins(n, stream), segments(1, stream);
+  upload(keys.ptr, tokens, n, stream);
+  // the scan below runs over all n counts; those past the last segment are set, not left as the pool's bytes
+  TPROD_CUDA_CHECK(cudaMemsetAsync(counts.ptr, 0, n * sizeof(std::size_t), stream));
+  const scratch<std::size_t> row_numbers(n, stream);
+  thrust::sequence(thrust::cuda::par_nosync.on(stream), row_numbers.ptr, row_numbers.ptr + n);
+  with_temporary_storage(
+      [&](void* storage, std::size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(storage, bytes, keys.ptr, sorted_keys.ptr, row_numbers.ptr, rows.ptr,
+                                               items, 0, bits, stream);
+      },
+      stream);
+  with_temporary_storage(
+      [&](void* storage, std::size_t& bytes) {
+        return cub::DeviceRunLengthEncode::Encode(storage, bytes, sorted_keys.ptr, unique.ptr, counts.ptr,
+                                                  segments.ptr, items, stream);
+      },
+      stream);
+  with_temporary_storage(
+      [&](void* storage, std::size_t& bytes) {
+        return cub::DeviceScan::ExclusiveSum(storage, bytes, counts.ptr, begins.ptr, items, stream);
+      },
+      stream);
+  scatter_kernel<<<blocks_for(n * d), 256, 0, stream>>>(unique.ptr, begins.ptr, counts.ptr, segments.ptr, rows.ptr,
+                                                        n, d_out, d, d_table);
   TPROD_CUDA_CHECK(cudaGetLastError());
 }
 

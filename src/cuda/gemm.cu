@@ -35,6 +35,27 @@ __global__ void block_pointer_kernel(raw::block_grid<const T> a, raw::block_grid
     out[2 * count + f] = c.base + s * c.slice + j * c.head + q * c.sequence;
   }
 }
+// C_f = 0 for the count m×n blocks (leading dimension ldc) of a block grid: the product with an empty inner
+// dimension, written here rather than left to cuBLAS, which refuses the leading dimension 0 such a shape brings.
+template <class X>
+__global__ void zero_blocks_kernel(raw::block_grid<X> c, std::size_t ldc, std::size_t m, std::size_t n,
+                                   std::size_t heads, std::size_t batch, std::size_t count) {
+  TPROD_GRID_LOOP(e, m * n * count) {
+    const std::size_t f = e / (m * n), i = e % m, j = (e / m) % n;
+    const std::size_t s = f / (heads * batch), h = (f / batch) % heads, q = f % batch;
+    c.base[s * c.slice + h * c.head + q * c.sequence + i + j * ldc] = X(0);
+  }
+}
+template <class T>
+void zero_blocks(raw::block_grid<T> c, std::size_t ldc, std::size_t m, std::size_t n, std::size_t heads,
+                 std::size_t batch, std::size_t count, cudaStream_t stream) {
+  const raw::block_grid<detail::dev_t<T>> x{detail::dev(c.base), c.slice, c.head, c.sequence};
+  zero_blocks_kernel<<<detail::blocks_for(m * n * count), 256, 0, stream>>>(x, ldc, m, n, heads, batch, count);
+  TPROD_CUDA_CHECK(cudaGetLastError());
+}
+// cuBLAS asks every leading dimension to be at least 1 (and at least the rows), also where a matrix is empty.
+inline int64_t leading(std::size_t ld) { return int64_t(std::max<std::size_t>(ld, 1)); }
+
 template <class T> typename blas_type<T>::alpha one() {
   typename blas_type<T>::alpha a{};
   reinterpret_cast<T&>(a) = T(1);
@@ -50,11 +71,12 @@ template <class T>
 void gemm_op(cublasOperation_t op_b, std::size_t rows, std::size_t cols, std::size_t k, const T* a, std::size_t lda,
              const T* b, std::size_t ldb, T* c, std::size_t ldc, bool tf32, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
+  if (k == 0) return zero_blocks(raw::block_grid<T>{c, 0, 0, 0}, ldc, rows, cols, 1, 1, 1, stream);
   const auto alpha = one<T>(), beta = zero<T>();
   constexpr cudaDataType t = detail::data_type_of<T>();
   TPROD_CUDA_CHECK(cublasGemmEx_64(detail::blas(stream), CUBLAS_OP_N, op_b, int64_t(rows), int64_t(cols),
-                                   int64_t(k), &alpha, a, t, int64_t(lda), b, t, int64_t(ldb), &beta, c, t,
-                                   int64_t(ldc), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+                                   int64_t(k), &alpha, a, t, leading(lda), b, t, leading(ldb), &beta, c, t,
+                                   leading(ldc), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
@@ -80,12 +102,16 @@ void gemm_strided_batched(bool trans_a, bool trans_b, std::size_t m, std::size_t
                           cudaStream_t stream) {
   if (m == 0 || n == 0 || batch == 0) return;
   // k = 0 follows BLAS: C = β·C, which is 0 for β = 0.
+  if (k == 0) {
+    if (beta == T(0)) zero_blocks(raw::block_grid<T>{c, stride_c, 0, 0}, ldc, m, n, 1, 1, batch, stream);
+    return;
+  }
   const auto alpha = one<T>(), beta_blas = beta == T(0) ? zero<T>() : one<T>();
   constexpr cudaDataType t = detail::data_type_of<T>();
   TPROD_CUDA_CHECK(cublasGemmStridedBatchedEx_64(
       detail::blas(stream), trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, int64_t(m),
-      int64_t(n), int64_t(k), &alpha, a, t, int64_t(lda), int64_t(stride_a), b, t, int64_t(ldb), int64_t(stride_b),
-      &beta_blas, c, t, int64_t(ldc), int64_t(stride_c), int64_t(batch), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
+      int64_t(n), int64_t(k), &alpha, a, t, leading(lda), int64_t(stride_a), b, t, leading(ldb), int64_t(stride_b),
+      &beta_blas, c, t, leading(ldc), int64_t(stride_c), int64_t(batch), compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
 }
 
 template <class T>
@@ -93,6 +119,10 @@ void gemm_blocks(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::
                  std::size_t lda, block_grid<const T> b, std::size_t ldb, T beta, block_grid<T> c, std::size_t ldc,
                  std::size_t heads, std::size_t batch, std::size_t count, bool tf32, cudaStream_t stream) {
   if (m == 0 || n == 0 || count == 0) return;
+  if (k == 0) {  // C = β·C
+    if (beta == T(0)) zero_blocks(c, ldc, m, n, heads, batch, count, stream);
+    return;
+  }
   const auto alpha = one<T>(), beta_blas = beta == T(0) ? zero<T>() : one<T>();
   constexpr cudaDataType t = detail::data_type_of<T>();
   const detail::scratch<const void*> pointers(3 * count, stream);  // stream-ordered: no host synchronization
@@ -100,8 +130,8 @@ void gemm_blocks(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::
   TPROD_CUDA_CHECK(cudaGetLastError());
   TPROD_CUDA_CHECK(cublasGemmBatchedEx_64(
       detail::blas(stream), trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, int64_t(m),
-      int64_t(n), int64_t(k), &alpha, pointers.ptr, t, int64_t(lda), pointers.ptr + count, t, int64_t(ldb),
-      &beta_blas, const_cast<void* const*>(pointers.ptr + 2 * count), t, int64_t(ldc), int64_t(count),
+      int64_t(n), int64_t(k), &alpha, pointers.ptr, t, leading(lda), pointers.ptr + count, t, leading(ldb),
+      &beta_blas, const_cast<void* const*>(pointers.ptr + 2 * count), t, leading(ldc), int64_t(count),
       compute_type<T>(tf32), CUBLAS_GEMM_DEFAULT));
 }
 

@@ -74,17 +74,22 @@ __global__ void backward_input_kernel(const T* gamma, const T* normalized, const
   }
 }
 
-// dΓ(0, j, k) = Σ_t dY ⊙ n̂, dℬ(0, j, k) = Σ_t dY: block (j + n·k) sums its column's r contiguous elements.
+// dΓ(0, j, k) = Σ_t dY ⊙ n̂, dℬ(0, j, k) = Σ_t dY: a block sums each column (j + n·k) it is given, the column's r
+// contiguous elements; the blocks stride over the n·p columns, since a grid holds fewer blocks than a size_t counts.
 template <class T>
-__global__ void backward_parameters_kernel(const T* normalized, const T* d_out, T* d_gamma, T* d_beta, std::size_t r) {
-  const std::size_t column = blockIdx.x, base = column * r;
-  T sg = 0, sb = 0;
-  for (std::size_t t = threadIdx.x; t < r; t += reduce_threads) {
-    sg += d_out[base + t] * normalized[base + t];
-    sb += d_out[base + t];
+__global__ void backward_parameters_kernel(const T* normalized, const T* d_out, T* d_gamma, T* d_beta, std::size_t r,
+                                           std::size_t columns) {
+  for (std::size_t column = blockIdx.x; column < columns; column += gridDim.x) {
+    const std::size_t base = column * r;
+    T sg = 0, sb = 0;
+    for (std::size_t t = threadIdx.x; t < r; t += reduce_threads) {
+      sg += d_out[base + t] * normalized[base + t];
+      sb += d_out[base + t];
+    }
+    block_sum(sg, d_gamma + column, 0);
+    block_sum(sb, d_beta + column, 0);
+    __syncthreads();  // block_sum's shared memory is reused by the next column
   }
-  block_sum(sg, d_gamma + column, 0);
-  block_sum(sb, d_beta + column, 0);
 }
 
 }  // namespace
@@ -107,7 +112,8 @@ void layer_norm_backward(const T* gamma, const T* normalized, const T* inv_scale
                          cudaStream_t stream) {
   if (n * p == 0) return;
   // The parameters first: d_in may be d_out's memory.
-  backward_parameters_kernel<<<unsigned(n * p), reduce_threads, 0, stream>>>(normalized, d_out, d_gamma, d_beta, r);
+  backward_parameters_kernel<<<blocks_for(n * p, 1), reduce_threads, 0, stream>>>(normalized, d_out, d_gamma, d_beta,
+                                                                                   r, n * p);
   TPROD_CUDA_CHECK(cudaGetLastError());
   if (r == 0) return;
   backward_input_kernel<<<blocks_for(r * p), 256, 0, stream>>>(gamma, normalized, inv_scale, coupling, d_out, d_in, r,

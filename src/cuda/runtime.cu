@@ -64,7 +64,12 @@ Handle per_thread_handle(cudaStream_t stream) {
 namespace {
 // The staging ring of upload_bytes: 1 MiB of pinned memory per host thread, handed out in order. Each copy from it
 // records an event; a part of the ring is reused only once the copies that read it have completed, which for the
-// small tables and index lists staged here is long before the ring comes round.
+// small tables and index lists staged here is long before the ring comes round. Regions are handed out in ring
+// order and a copy's region is retired only with those before it, so the regions in flight, oldest first, run
+// round the ring from the oldest; a new region [begin, end) meets the oldest ones first, and waiting for the front
+// while it overlaps frees exactly what the copy would overwrite (tests/cuda: uploads queued behind a busy stream
+// over several laps). Events belong to the device that was current when they were made, and cudaEventRecord
+// refuses another device's stream, so the spare events are kept per device.
 class staging_ring {
  public:
   static constexpr std::size_t capacity = std::size_t(1) << 20;
@@ -73,7 +78,8 @@ class staging_ring {
 
   ~staging_ring() {  // at thread exit; the runtime may be shutting down, so nothing is checked
     for (auto& p : in_flight_) cudaEventDestroy(p.done);
-    for (auto e : spare_) cudaEventDestroy(e);
+    for (auto& [device, events] : spare_)
+      for (auto e : events) cudaEventDestroy(e);
     if (buffer_) cudaFreeHost(buffer_);
   }
 
@@ -87,34 +93,38 @@ class staging_ring {
     while (!in_flight_.empty() && cudaEventQuery(in_flight_.front().done) == cudaSuccess) retire_front(false);
     std::memcpy(buffer_ + begin, host, bytes);
     TPROD_CUDA_CHECK(cudaMemcpyAsync(device, buffer_ + begin, bytes, cudaMemcpyHostToDevice, stream));
+    int current = 0;
+    TPROD_CUDA_CHECK(cudaGetDevice(&current));
+    auto& spare = spare_[current];
     cudaEvent_t done = nullptr;
-    if (spare_.empty()) {
+    if (spare.empty()) {
       TPROD_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
     } else {
-      done = spare_.back();
-      spare_.pop_back();
+      done = spare.back();
+      spare.pop_back();
     }
     TPROD_CUDA_CHECK(cudaEventRecord(done, stream));
-    in_flight_.push_back({begin, end, done});
+    in_flight_.push_back({begin, end, current, done});
     head_ = end;
   }
 
  private:
   struct region {
     std::size_t begin, end;
+    int device;
     cudaEvent_t done;
   };
   static bool overlaps(const region& r, std::size_t begin, std::size_t end) { return r.begin < end && begin < r.end; }
   void retire_front(bool wait) {
     if (wait) TPROD_CUDA_CHECK(cudaEventSynchronize(in_flight_.front().done));
-    spare_.push_back(in_flight_.front().done);
+    spare_[in_flight_.front().device].push_back(in_flight_.front().done);
     in_flight_.pop_front();
   }
 
   char* buffer_ = nullptr;
   std::size_t head_ = 0;
   std::deque<region> in_flight_;
-  std::vector<cudaEvent_t> spare_;
+  std::map<int, std::vector<cudaEvent_t>> spare_;
 };
 }  // namespace
 
@@ -248,16 +258,25 @@ const void* device_matrix(const void* host, std::size_t rows, std::size_t cols, 
   }
   void* d = nullptr;
   TPROD_CUDA_CHECK(cudaMalloc(&d, bytes));
+  std::vector<unsigned char> t;
   if (transposed) {  // column-major rows×cols in, its transpose (cols×rows, column-major) uploaded
-    std::vector<unsigned char> t(bytes);
+    t.resize(bytes);
     const auto* from = static_cast<const unsigned char*>(host);
     for (std::size_t j = 0; j < cols; ++j)
       for (std::size_t i = 0; i < rows; ++i)
         std::memcpy(&t[(j + i * cols) * scalar_bytes], from + (i + j * rows) * scalar_bytes, scalar_bytes);
-    TPROD_CUDA_CHECK(cudaMemcpy(d, t.data(), bytes, cudaMemcpyHostToDevice));
-  } else {
-    TPROD_CUDA_CHECK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
   }
+  // The factor is complete on the device before any stream may read it: cudaMemcpy from pageable memory may return
+  // before its DMA has finished, and the legacy default stream it runs on orders nothing on a non-blocking user
+  // stream, so the copy runs on a stream of its own that is waited for.
+  cudaStream_t upload = nullptr;
+  TPROD_CUDA_CHECK(cudaStreamCreateWithFlags(&upload, cudaStreamNonBlocking));
+  const cudaError_t copied = cudaMemcpyAsync(d, transposed ? t.data() : host, bytes, cudaMemcpyHostToDevice, upload);
+  const cudaError_t waited = cudaStreamSynchronize(upload);
+  cudaStreamDestroy(upload);
+  if (copied != cudaSuccess || waited != cudaSuccess) cudaFree(d);
+  TPROD_CUDA_CHECK(copied);
+  TPROD_CUDA_CHECK(waited);
   cache.emplace(key, entry{std::move(owner), d});
   return d;
 }

@@ -52,6 +52,9 @@ void qr_slices(const T* a, std::size_t m, std::size_t n, std::size_t q, std::siz
   if (m == 0 || n == 0 || q == 0) return;
   const std::size_t k = std::min(m, n);
   if (c != k && c != m) fail("qr_slices", "Q needs min(m, n) or m columns", __FILE__, __LINE__);
+  // orgqr / ungqr take int extents (the int casts below are checked here; geqrf takes 64-bit ones)
+  TPROD_CUDA_INT("cusolverDn<t>orgqr", m);
+  TPROD_CUDA_INT("cusolverDn<t>orgqr", c);
   constexpr cudaDataType t = data_type_of<T>();
   scratch<T> x(m * n, stream), tau(k, stream);
   scratch<int> infos(2 * q, stream);

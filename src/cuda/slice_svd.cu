@@ -73,6 +73,7 @@ void leading_columns(const T* x, std::size_t rows, std::size_t c, T* y, std::siz
 template <class T>
 void batched_jacobi(const T* a, std::size_t m, std::size_t n, std::size_t q, std::size_t ucols, std::size_t vcols,
                     T* u, T* v, real_of_t<T>* sigma, int* info, cudaStream_t stream) {
+  const int batch = TPROD_CUDA_INT("cusolverDn<t>gesvdjBatched", q);
   scratch<T> work_a(m * n * q, stream), uu(m * m * q, stream), vv(n * n * q, stream);
   raw::copy_bytes(work_a.ptr, a, m * n * q * sizeof(T), raw::direction::device_to_device, stream);
   const cusolverDnHandle_t h = detail::solver(stream);
@@ -80,9 +81,9 @@ void batched_jacobi(const T* a, std::size_t m, std::size_t n, std::size_t q, std
   const gesvdjInfo_t params = info_owner.params;
   TPROD_CUDA_CHECK(cusolverDnXgesvdjSetSortEig(params, 1));  // non-increasing singular values
   int lwork = 0;
-  TPROD_CUDA_CHECK(jacobi_buffer(h, int(m), int(n), work_a.ptr, sigma, uu.ptr, vv.ptr, &lwork, params, int(q)));
+  TPROD_CUDA_CHECK(jacobi_buffer(h, int(m), int(n), work_a.ptr, sigma, uu.ptr, vv.ptr, &lwork, params, batch));
   scratch<T> work(std::size_t(lwork), stream);
-  TPROD_CUDA_CHECK(jacobi(h, int(m), int(n), work_a.ptr, sigma, uu.ptr, vv.ptr, work.ptr, lwork, info, params, int(q)));
+  TPROD_CUDA_CHECK(jacobi(h, int(m), int(n), work_a.ptr, sigma, uu.ptr, vv.ptr, work.ptr, lwork, info, params, batch));
   leading_columns(uu.ptr, m, m, u, ucols, q, stream);
   leading_columns(vv.ptr, n, n, v, vcols, q, stream);
 }
@@ -119,6 +120,9 @@ void svd_slices(const T* a, std::size_t m, std::size_t n, std::size_t q, std::si
   if (m == 0 || n == 0 || q == 0) return;
   if ((ucols != r && ucols != m) || (vcols != r && vcols != n))
     detail::fail("svd_slices", "U needs min(m, n) or m columns and V min(m, n) or n", __FILE__, __LINE__);
+  // cuSOLVER's Jacobi SVDs take int extents (the int casts below are checked here)
+  TPROD_CUDA_INT("cusolverDn<t>gesvdj", m);
+  TPROD_CUDA_INT("cusolverDn<t>gesvdj", n);
   scratch<real_of_t<T>> s(r * q, stream);
   scratch<int> infos(q, stream);
   if (m <= 32 && n <= 32) batched_jacobi(a, m, n, q, ucols, vcols, u, v, s.ptr, infos.ptr, stream);

@@ -14,6 +14,7 @@
 
 #include "tprod/backend/cpu/attention.hpp"
 #include "tprod/nn/detail/slice_gemm.hpp"
+#include "mode_product_task.hpp"
 #include "tprod_test.hpp"
 
 using namespace tprod;
@@ -627,4 +628,9 @@ TEST_CASE_TEMPLATE("tube kernel through the public transforms: many tubes, compl
       CHECK((af.slice(k).template cast<cd>() - full.slice(k)).cwiseAbs().maxCoeff() <= tol<T>(4 * p) * max_abs(full));
     TPROD_CHECK_CLOSE(inverse_transform(gemm, af), a, T, 4 * p);
   }
+}
+
+TEST_CASE_TEMPLATE("the CPU mode-product task refuses a bad mode or shape as every backend does", T, double,
+                   std::complex<float>) {
+  check_mode_product_task_refusals<T, host_space>();
 }

@@ -3,6 +3,7 @@
 // transform (dct, dft, identity, real and complex matrix_transform), p ∈ {1, 2, 3, 16, 17}, non-square and empty
 // shapes.
 #include "cuda_test.hpp"
+#include "mode_product_task.hpp"
 
 using namespace tprod;
 using namespace tprod::test;
@@ -159,6 +160,11 @@ TEST_CASE_TEMPLATE("device mode products equal the host's, the scalars promoted 
   }
   CHECK_THROWS_WITH_AS(mode_product(to_device(random_tensor3<T>(2, 3, 4, 1)), M::Random(2, 2), 1),
                        doctest::Contains("mode 1 of the 2x3x4 tensor has extent 3"), shape_error);
+}
+
+TEST_CASE_TEMPLATE("the device mode-product task refuses a bad mode or shape as the host's does", T, double,
+                   std::complex<float>) {
+  check_mode_product_task_refusals<T, device_space>();
 }
 
 TEST_CASE("device predicates judge as the host's") {

@@ -4,7 +4,8 @@
 // learnable α, the learned table), the class token and class-token pooling, the flattening before the head, dropout
 // (statistics of cuRAND's masks, reproducible per pass), a whole training step of the text classifier and of the
 // vision transformer and of the language model (loss, every gradient, the parameters after clipping and AdamW), the
-// decoder layer and stack, and checkpoints written from one memory space and read into the other.
+// decoder layer and stack, the hand-composition wrappers (attention_layer, activation_layer), and checkpoints written
+// from one memory space and read into the other.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -14,7 +15,10 @@
 #include "small_models.hpp"
 #include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/decoder.hpp"
+#include "tprod/nn/learned_transform.hpp"
 #include "tprod/nn/model.hpp"
+#include "tprod/nn/model/activation_layer.hpp"
+#include "tprod/nn/model/attention_layer.hpp"
 #include "tprod/nn/model/decoder_stack.hpp"
 #include "tprod/nn/model/training_state.hpp"
 
@@ -171,6 +175,29 @@ TEST_CASE("device dropout: cuRAND's masks keep 1 − r of the elements, scaled, 
   CHECK(&drop.forward(dx, b) == &dx);
 }
 
+TEST_CASE_TEMPLATE("device hand-composition wrappers equal the host's: attention_layer and activation_layer", T,
+                   float, double) {
+  // two sequences of 5 tokens, the second padded after 3 (the batch's lengths are the key-padding mask)
+  const std::size_t batch = 2, t = 5, ds = 8, p = 3;
+  const nn::batch b(batch, {}, {5, 3});
+  const auto x = random_tensor3<T>(batch * t, ds, p, 40), g = random_tensor3<T>(batch * t, ds, p, 41);
+  for (const auto variant : {nn::attention_variant::spectral, nn::attention_variant::dimension_wise}) {
+    CAPTURE(int(variant));
+    const auto prm = nn::make_attention_params<T>(ds, 2, p, dct{}, 42, true, variant);
+    nn::attention_layer<T, dct> host(prm);
+    nn::attention_layer<T, dct, nn::attention_params<T, dct, device_space>> device(nn::copy(prm, device_space{}));
+    static_assert(std::same_as<nn::layer_space_t<decltype(device)>, device_space>);
+    check_close(host.forward(x, b), device.forward(to_device(x), b), 200);
+    check_close(host.backward(g), device.backward(to_device(g)), 400);
+    check_close(host.params.grad.w_qkv.data(), device.params.grad.w_qkv.data(), 400);
+    check_close(host.params.grad.w_o.data(), device.params.grad.w_o.data(), 400);
+  }
+  nn::activation_layer<T> host_gelu(nn::activation::gelu);
+  nn::activation_layer<T, device_space> device_gelu(nn::activation::gelu);
+  check_close(host_gelu.forward(x, b), device_gelu.forward(to_device(x), b), 4);
+  check_close(host_gelu.backward(g), device_gelu.backward(to_device(g)), 8);
+}
+
 TEST_CASE_TEMPLATE("device text classifier: a whole training step equals the host's", T, float, double) {
   for (const std::size_t p : {std::size_t(1), std::size_t(2)}) {
     CAPTURE(p);
@@ -181,6 +208,21 @@ TEST_CASE_TEMPLATE("device text classifier: a whole training step equals the hos
     static_assert(std::same_as<nn::layer_space_t<decltype(device)>, device_space>);
     check_training_step<T>(host, device, tensor3<T>(), small_text_batch(), {0, 2, 1}, 2000);
   }
+}
+
+TEST_CASE_TEMPLATE("device text classifier with a learned transform: a training step, Z's gradient and update included",
+                   T, float, double) {
+  // learned_transform<T, device_space> keeps S, its gradient and the recorded passes on the device: the step's
+  // gradient of S (the parameter "encoder.transform.skew") and S after AdamW equal the host's
+  auto c = small_text_config();
+  c.slices = 4;
+  auto host = nn::make_text_classifier<T>(c, nn::learned_transform<T>(4));
+  auto device = nn::make_text_classifier<T>(c, nn::learned_transform<T, device_space>(4), device_space{});
+  check_training_step<T>(host, device, tensor3<T>(), small_text_batch(), {0, 2, 1}, 2000);
+  // the next forward pass remakes Z from the updated S on both sides: the same loss again
+  const auto hs = nn::classification_step(host, tensor3<T>(), small_text_batch(), {0, 2, 1});
+  const auto ds = nn::classification_step(device, device_tensor3<T>(), small_text_batch(), {0, 2, 1});
+  CHECK(ds.loss == doctest::Approx(hs.loss).epsilon(tol<T>(2000)));
 }
 
 TEST_CASE_TEMPLATE("device vision transformer (paper 001's layer): a whole training step equals the host's", T, float,

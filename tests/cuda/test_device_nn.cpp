@@ -17,6 +17,27 @@
 using namespace tprod;
 using namespace tprod::test;
 
+namespace {
+// Self-attention on both: outputs, probabilities, dX and the parameters' gradients within `roundings` (twice that
+// for the backward pass).
+template <class T, class HostParams, class DeviceParams>
+void check_self_attention(const HostParams& prm, const DeviceParams& dprm, const tensor3<T>& x, const tensor3<T>& g,
+                          std::size_t batch, const nn::attention_mask& mask, std::size_t roundings) {
+  CAPTURE(mask.causal);
+  CAPTURE(mask.key_lengths.size());
+  const auto [y, saved] = nn::attention_forward(prm, x, batch, mask);
+  const auto [dy, dsaved] = nn::attention_forward(dprm, to_device(x), batch, mask);
+  check_close(y, dy, roundings);
+  check_close(saved.cache.probs, dsaved.cache.probs, roundings);
+  const auto grads = nn::attention_backward(prm, saved, g);
+  const auto dgrads = nn::attention_backward(dprm, dsaved, to_device(g));
+  check_close(grads.d_input, dgrads.d_input, 2 * roundings);
+  check_close(grads.d_params.w_qkv.data(), dgrads.d_params.w_qkv.data(), 2 * roundings);
+  check_close(grads.d_params.b_qkv.data(), dgrads.d_params.b_qkv.data(), 2 * roundings);
+  check_close(grads.d_params.w_o.data(), dgrads.d_params.w_o.data(), 2 * roundings);
+}
+}  // namespace
+
 TEST_CASE_TEMPLATE("device slice_linear tasks equal the host's over column blocks", T, float, double) {
   const auto host = detail::system_of<host_space>();
   const auto dev = detail::system_of<device_space>();
@@ -25,7 +46,8 @@ TEST_CASE_TEMPLATE("device slice_linear tasks equal the host's over column block
     std::size_t r, n, wide, c0, q, p;
   };
   for (const shape s :
-       {shape{5, 3, 7, 0, 7, 2}, shape{9, 4, 12, 4, 4, 3}, shape{1, 1, 3, 2, 1, 1}, shape{33, 17, 48, 16, 32, 17}}) {
+       {shape{5, 3, 7, 0, 7, 2}, shape{9, 4, 12, 4, 4, 3}, shape{1, 1, 3, 2, 1, 1}, shape{33, 17, 48, 16, 32, 17},
+        shape{0, 3, 7, 2, 4, 2}}) {  // no rows: dW's and db's products have an empty inner dimension
     CAPTURE(s.r);
     CAPTURE(s.c0);
     CAPTURE(s.p);
@@ -100,6 +122,34 @@ TEST_CASE_TEMPLATE("device L-linear layer forward and backward equal the host's"
       }
     });
   }
+}
+
+TEST_CASE_TEMPLATE("device layers on an empty batch: empty outputs and zero parameter gradients, as on the host", T,
+                   float, double) {
+  // No rows: every weight gradient is a product with an empty inner dimension, which cuBLAS refuses (its leading
+  // dimension 0) and which must come out as zeros (the slice_linear case above starts them from random values).
+  const std::size_t p = 4, n = 6, q = 5, hidden = 10;
+  const auto lin = nn::make_linear_params<T>(n, q, p, dct{}, 1, true);
+  const auto [y, saved] = nn::linear_forward(nn::copy(lin, device_space{}), device_tensor3<T>(0, n, p));
+  CHECK(y.extents() == dextents3(0, q, p));
+  const auto g = nn::linear_backward(nn::copy(lin, device_space{}), saved, device_tensor3<T>(0, q, p));
+  CHECK(frobenius_norm(to_host(g.d_params.weight.data())) == 0);
+  CHECK(frobenius_norm(to_host(g.d_params.bias.data())) == 0);
+  CHECK(g.d_input.extents() == dextents3(0, n, p));
+
+  const auto ffn = nn::copy(nn::make_ffn_params<T>(n, hidden, p, dct{}, 2, nn::activation::gelu, true), device_space{});
+  const auto [fy, fsaved] = nn::ffn_forward(ffn, device_tensor3<T>(0, n, p));
+  CHECK(fy.extents() == dextents3(0, n, p));
+  const auto fg = nn::ffn_backward(ffn, fsaved, device_tensor3<T>(0, n, p));
+  CHECK(frobenius_norm(to_host(fg.d_params.w1.data())) == 0);
+  CHECK(frobenius_norm(to_host(fg.d_params.w2.data())) == 0);
+
+  const auto ln = nn::copy(nn::make_layer_norm_params<T>(n, p, nn::layer_norm_kind::original_domain, 1e-5),
+                           device_space{});
+  const auto [ly, lsaved] = nn::layer_norm_forward(ln, device_tensor3<T>(0, n, p));
+  const auto lg = nn::layer_norm_backward(ln, lsaved, device_tensor3<T>(0, n, p));
+  CHECK(frobenius_norm(to_host(lg.d_params.gamma)) == 0);
+  CHECK(frobenius_norm(to_host(lg.d_params.beta)) == 0);
 }
 
 TEST_CASE("device L-linear layer refuses an input of the wrong width, naming the shapes") {
@@ -280,20 +330,7 @@ TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- 
       const std::size_t roundings = 4 * p + 3 * ds + tk;
       // self-attention: no mask, causal, key padding (sequence 1 has 2 of its 5 keys), both
       const nn::attention_mask masks[] = {{}, {true, {}}, {false, {5, 2, 4}}, {true, {5, 2, 4}}};
-      for (const nn::attention_mask& mask : masks) {
-        CAPTURE(mask.causal);
-        CAPTURE(mask.key_lengths.size());
-        const auto [y, saved] = nn::attention_forward(prm, x, batch, mask);
-        const auto [dy, dsaved] = nn::attention_forward(dprm, to_device(x), batch, mask);
-        check_close(y, dy, roundings);
-        check_close(saved.cache.probs, dsaved.cache.probs, roundings);
-        const auto grads = nn::attention_backward(prm, saved, g);
-        const auto dgrads = nn::attention_backward(dprm, dsaved, to_device(g));
-        check_close(grads.d_input, dgrads.d_input, 2 * roundings);
-        check_close(grads.d_params.w_qkv.data(), dgrads.d_params.w_qkv.data(), 2 * roundings);
-        check_close(grads.d_params.b_qkv.data(), dgrads.d_params.b_qkv.data(), 2 * roundings);
-        check_close(grads.d_params.w_o.data(), dgrads.d_params.w_o.data(), 2 * roundings);
-      }
+      for (const nn::attention_mask& mask : masks) check_self_attention(prm, dprm, x, g, batch, mask, roundings);
       // cross-attention: T_q = 5 queries against T_k = 7 memory rows per sequence, memory padding
       const auto memory = random_tensor3<T>(batch * tk, ds, p, 123);
       const nn::attention_mask padding{false, {7, 3, 6}};
@@ -309,11 +346,29 @@ TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- 
   }
 }
 
-TEST_CASE("device dimension-wise attention is refused with a sentence saying it runs on the host") {
-  const auto prm = nn::copy(
+TEST_CASE_TEMPLATE("device dimension-wise attention (paper 003) equals the host's, with and without key padding", T,
+                   float, double) {
+  // 3 sequences of 6 tokens, 2 heads of width 4 (and 1 head of width 8), p = 1 and 3; key padding leaves sequence 1
+  // with 2 valid tokens (its padded rows of dQ and dK must be 0, as on the host) and sequence 2 with all 6
+  const std::size_t batch = 3, t = 6, ds = 8;
+  for (std::size_t heads : {1, 2}) {
+    for (std::size_t p : {1, 3}) {
+      CAPTURE(heads);
+      CAPTURE(p);
+      const auto prm = nn::make_attention_params<T>(ds, heads, p, dct{}, 130 + p, true,
+                                                    nn::attention_variant::dimension_wise);
+      const auto dprm = nn::copy(prm, device_space{});
+      const auto x = random_tensor3<T>(batch * t, ds, p, 131), g = random_tensor3<T>(batch * t, ds, p, 132);
+      const std::size_t roundings = 4 * p + 3 * ds + t;
+      for (const nn::attention_mask& mask : {nn::attention_mask{}, nn::attention_mask{false, {4, 2, 6}}})
+        check_self_attention(prm, dprm, x, g, batch, mask, roundings);
+    }
+  }
+  // the host's refusals hold on the device: no causal mask, self-attention only
+  const auto dprm = nn::copy(
       nn::make_attention_params<float>(4, 2, 2, dct{}, 1, true, nn::attention_variant::dimension_wise), device_space{});
-  const device_tensor3<float> x(6, 4, 2);
-  CHECK_THROWS_WITH_AS(nn::attention_forward(prm, x, 2), doctest::Contains("runs on the host only"), shape_error);
+  CHECK_THROWS_WITH_AS(nn::attention_forward(dprm, device_tensor3<float>(6, 4, 2), 2, nn::attention_mask{true, {}}),
+                       doctest::Contains("no causal mask"), shape_error);
 }
 
 TEST_CASE_TEMPLATE("device encoder layer equals the host's: paper 000's post-norm and paper 001's pre-norm", T, float,

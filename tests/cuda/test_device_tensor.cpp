@@ -2,12 +2,32 @@
 // Device tensors: storage, explicit copies between spaces, arithmetic, streams, random tensors and the errors.
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "cuda_test.hpp"
+#include "tprod/nn/embedding.hpp"
 
 using namespace tprod;
 using namespace tprod::test;
+
+namespace {
+/// A user's stream for one test, destroyed when the test ends (the tensors allocated on it live in an inner scope,
+/// so they are freed on it first).
+class user_stream {
+ public:
+  explicit user_stream(unsigned flags) { REQUIRE(cudaStreamCreateWithFlags(&stream_, flags) == cudaSuccess); }
+  ~user_stream() { cudaStreamDestroy(stream_); }
+  user_stream(const user_stream&) = delete;
+  user_stream& operator=(const user_stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+}  // namespace
 
 TEST_CASE_TEMPLATE("device tensor3: copies round-trip exactly and a new tensor is zero", T, TPROD_TEST_SCALARS) {
   for (const auto& [m, n, p] : {std::tuple{3, 5, 4}, std::tuple{1, 1, 1}, std::tuple{7, 2, 17}, std::tuple{0, 3, 2}}) {
@@ -65,9 +85,8 @@ TEST_CASE("device tensor3: an absurd allocation is a cuda_error naming the size,
 }
 
 TEST_CASE("device tensor3: work on a user's stream gives the same result") {
-  cudaStream_t stream = nullptr;
-  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
-  const cuda::execution ex{stream};
+  const user_stream stream(cudaStreamDefault);
+  const cuda::execution ex{stream.get()};
   const auto a = random_tensor3<double>(6, 5, 8, 5), b = random_tensor3<double>(5, 4, 8, 6);
   {
     const cuda::execution_scope scope(ex);  // allocations and defaults on the stream
@@ -75,7 +94,53 @@ TEST_CASE("device tensor3: work on a user's stream gives the same result") {
     const auto dc = product(ex, da, db, dct{});
     check_close(product(a, b, dct{}), dc, 16);
   }
-  cudaStreamDestroy(stream);
+}
+
+TEST_CASE("device transforms on a non-blocking stream read their factor only once it is uploaded") {
+  // A new matrix_transform's factor is uploaded when first used; the legacy default stream orders nothing on a
+  // non-blocking stream, so the upload must be complete before the call returns. Fresh factors each time, large
+  // enough (256×256 doubles, 512 KiB) that a copy still in flight would be seen.
+  const user_stream stream(cudaStreamNonBlocking);
+  const cuda::execution ex{stream.get()};
+  {
+    const cuda::execution_scope scope(ex);
+    const auto a = random_tensor3<double>(8, 4, 256, 7);
+    const auto da = to_device(a, ex);
+    for (std::uint64_t seed = 0; seed < 4; ++seed) {
+      Eigen::MatrixXd z = Eigen::MatrixXd::Identity(256, 256) + 0.01 * random_tensor3<double>(256, 256, 1, seed).slice(0);
+      const matrix_transform<double> l(z);
+      check_close(transform(a, l).data(), transform(ex, da, l).data(), 256);
+    }
+  }
+}
+
+TEST_CASE("device uploads staged behind a busy stream keep their contents over several laps of the staging ring") {
+  // Small host-to-device copies (here the token lists of embedding lookups, 96 KiB each) go through a 1 MiB pinned
+  // ring without waiting for the stream. The stream is held up by a host function, so 48 lookups (4.5 laps) are
+  // queued before any copy runs: a region reused before its copy ran would give some lookup another's tokens.
+  const user_stream stream(cudaStreamNonBlocking);
+  const cuda::execution ex{stream.get()};
+  {
+    const cuda::execution_scope scope(ex);
+    const auto e = nn::make_embedding_params<float>(64, 2, 3);
+    const auto de = nn::copy(e, device_space{});
+    const auto hold = [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); };
+    REQUIRE(cudaLaunchHostFunc(stream.get(), hold, nullptr) == cudaSuccess);
+    std::vector<std::vector<std::size_t>> lists;
+    std::vector<device_tensor3<float>> outs;
+    for (std::size_t i = 0; i < 48; ++i) {
+      std::vector<std::size_t> tokens(12000);
+      for (std::size_t t = 0; t < tokens.size(); ++t) tokens[t] = (t * 7 + i * 13) % 64;
+      outs.push_back(nn::embedding_forward(de, tokens, 1));
+      lists.push_back(std::move(tokens));
+    }
+    cuda::synchronize(ex);
+    for (std::size_t i = 0; i < lists.size(); ++i) {
+      CAPTURE(i);
+      const tensor3<float> host = nn::embedding_forward(e, lists[i], 1);
+      CHECK(to_host(outs[i]).elements() == host.elements());  // a gather: exact
+    }
+  }
 }
 
 TEST_CASE_TEMPLATE("device random tensors: seeded, uniform in [-1, 1]", T, TPROD_TEST_SCALARS) {

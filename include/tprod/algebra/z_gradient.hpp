@@ -14,6 +14,7 @@
 /// Every case is one rule: (a gradient in the transform domain) × (the value in the original domain)ᵀ, with a
 /// plus for L and a minus for L⁻¹ (tests/algebra/test_z_gradient.cpp checks each by finite differences).
 #include <Eigen/Core>
+#include <type_traits>
 
 #include "tprod/core/error.hpp"
 #include "tprod/core/tensor3.hpp"
@@ -26,13 +27,28 @@ namespace tprod {
 
 namespace detail {
 
-/// U_g·U_vᵀ = Σ over tubes of g_tube·v_tubeᵀ (p×p, in double) for two views of one shape.
-template <class T>
-Eigen::MatrixXd tube_outer(tensor3_view<const T> g, tensor3_view<const T> v) {
-  using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
-  const auto tubes = Eigen::Index(g.m() * g.n()), p = Eigen::Index(g.p());
-  const Eigen::Map<const matrix> ug(g.data(), tubes, p), uv(v.data(), tubes, p);  // one row per tube
-  return (ug.transpose() * uv).template cast<double>();
+/// U_g·U_vᵀ = Σ over tubes of g_tube·v_tubeᵀ (p×p, in double) for two views of one shape, in memory space S. A
+/// tensor's elements are the (m·n)×p matrix of its tubes, one row per tube, so this is one product of that matrix's
+/// transpose with the other's: Eigen on the host; elsewhere one transpose and one GEMM (the backend's
+/// adjoint_slices and facewise tasks), the p×p result copied to the host.
+template <class T, memory_space S = host_space>
+Eigen::MatrixXd tube_outer(tensor3_view<const T, dextents3, std::type_identity_t<S>> g,
+                           tensor3_view<const T, dextents3, std::type_identity_t<S>> v) {
+  const std::size_t tubes = g.m() * g.n(), p = g.p();
+  if constexpr (std::same_as<S, host_space>) {
+    using matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+    const Eigen::Map<const matrix> ug(g.data(), Eigen::Index(tubes), Eigen::Index(p)),
+        uv(v.data(), Eigen::Index(tubes), Eigen::Index(p));
+    return (ug.transpose() * uv).template cast<double>();
+  } else {
+    using view = tensor3_view<const T, dextents3, S>;
+    const auto sys = system_of<S>();
+    tensor3<T, dextents3, S> gt(p, tubes, 1, uninitialized), out(p, p, 1, uninitialized);
+    adjoint_slices(sys, view(g.data(), tubes, p, 1), gt.view());
+    facewise(sys, cview(gt), view(v.data(), tubes, p, 1), out.view());
+    const tensor3<T> host = copy(out, host_space{});
+    return host.slice(0).template cast<double>();
+  }
 }
 
 template <class T>

@@ -27,7 +27,7 @@
 namespace tprod::nn {
 
 /// @brief The attention's parameters in the transform domain, in memory space S (`copy(params, space)` moves
-/// them; the dimension-wise variant runs on the host only).
+/// them).
 template <std::floating_point T, real_transform<T> L, memory_space S = host_space>
 struct attention_params {
   using memory_space_type = S;
@@ -191,13 +191,8 @@ void attention_hat_forward(const attention_tensors<T, S>& w, const transform_pas
   ensure_shape(c.hcat, rq, ds, d.p);
   const auto src = qkv_sources<const T>(c.q.data(), xkv_hat ? c.kv.data() : nullptr, rq, rk, ds);
   if (w.variant == attention_variant::dimension_wise) {
-    if constexpr (std::same_as<S, host_space>) {
-      dimension_wise_forward<T>(d, src.q, src.k, src.v, mask, c.probs, blocks_of<T>(c.hcat.data(), rq, ds, 0));
-      c.probs_hat = tensor3<T>();
-    } else {
-      throw shape_error("nn::attention_forward: dimension-wise attention runs on the host only; keep this layer's "
-                        "tensors on the host");
-    }
+    dimension_wise_forward<T, S>(d, src.q, src.k, src.v, mask, c.probs, blocks_of<T>(c.hcat.data(), rq, ds, 0));
+    c.probs_hat = tensor3<T, dextents3, S>();
   } else {
     attention_scores_forward<T>(d, src.q, src.k, src.v, mask, w.variant, tm, c.probs, c.probs_hat,
                                 blocks_of<T>(c.hcat.data(), rq, ds, 0));
@@ -227,8 +222,7 @@ void attention_hat_backward(const attention_tensors<T, S>& w, const transform_pa
   const auto dst = qkv_sources<T>(ws.dq.data(), xkv_hat ? ws.dkv.data() : nullptr, rq, rk, ds);
   const auto dhcat = blocks_of<const T>(ws.dhcat.data(), rq, ds, 0);
   if (w.variant == attention_variant::dimension_wise) {
-    if constexpr (std::same_as<S, host_space>)
-      dimension_wise_backward<T>(d, src.q, src.k, src.v, c.mask, c.probs, dhcat, dst.q, dst.k, dst.v, ws.dp);
+    dimension_wise_backward<T, S>(d, src.q, src.k, src.v, c.mask, c.probs, dhcat, dst.q, dst.k, dst.v);
   } else {
     attention_scores_backward<T>(d, src.q, src.k, src.v, w.variant, tm, c.probs, c.probs_hat, dhcat, dst.q, dst.k,
                                  dst.v, ws.dp, ws.dp_hat);

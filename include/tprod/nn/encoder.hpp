@@ -101,7 +101,7 @@ encoder_params<T, L, A> zeros_like(const encoder_params<T, L, A>& p) {
 /// there: multilinear attention lives on the host only).
 template <memory_space To, std::floating_point T, class L, class A>
 auto copy(const encoder_params<T, L, A>& p, To to) {
-  detail::static_check_trained_on_host<T, To, L>();
+  detail::static_check_trained_in_space<T, To, L>();
   static_assert(requires(const A& a) { copy(a, To{}); },
                 "tprod::nn: this encoder's attention runs on the host only (multilinear attention has no device "
                 "version): build its model in host_space");

@@ -20,6 +20,13 @@
 /// The backward pass must take the passes in the reverse order of the forward pass (every layer of nn does); a
 /// pass that does not match the last recorded one (kind or shape) is an error, never a wrong gradient.
 ///
+/// Memory space. learned_transform<T, S> trains in the layers' space S: its parameter S (p×p×1) and gradient live
+/// there, as the optimizer's other tensors do, and so do the values its passes record; Z itself is a p×p host
+/// matrix, remade from a host copy of S when S has changed (on the device, each check copies the p² entries back
+/// to the host), and each pass's gradient U_G·U_Vᵀ is one transpose and one GEMM where the tensors live
+/// (algebra/z_gradient.hpp), its p×p result carried through the Cayley map on the host. A layer in another space
+/// than its learned transform's fails to compile with a sentence saying so.
+///
 /// Use. Copies share one Z (a handle), so a model built with a learned_transform has one matrix, trained through
 /// every layer. Every layer of the composition API that takes a transform (linear_layer, norm_layer,
 /// attention_layer, encoder_stack, decoder_stack; model/transform_training.hpp) starts the recording at each
@@ -44,11 +51,13 @@
 
 namespace tprod::nn {
 
-template <std::floating_point T>
+template <std::floating_point T, memory_space S = host_space>
 class learned_transform {
   using base = matrix_transform<double>;
+  using tensor = tensor3<T, dextents3, S>;
 
  public:
+  using memory_space_type = S;  ///< where the layers it trains in, its parameter and its recorded values live
   template <scalar U> using original_scalar = typename base::template original_scalar<U>;
   template <scalar U> using domain_scalar = typename base::template domain_scalar<U>;
   static constexpr std::size_t static_size = dynamic_extent;
@@ -78,9 +87,9 @@ class learned_transform {
   /// @brief Equal when they are the same handle (one trained Z).
   friend bool operator==(const learned_transform& a, const learned_transform& b) { return a.state_ == b.state_; }
 
-  /// @brief The parameter S (p×p×1) and its accumulated gradient.
-  tensor3<T>& skew() const { return checked().skew; }
-  tensor3<T>& skew_grad() const { return checked().skew_grad; }
+  /// @brief The parameter S (p×p×1) and its accumulated gradient, in memory space S.
+  tensor& skew() const { return checked().skew; }
+  tensor& skew_grad() const { return checked().skew_grad; }
 
   /// @brief Starts a forward pass: drops what an earlier pass recorded, and records this one's passes when
   /// `record` (the training phase).
@@ -126,19 +135,17 @@ class learned_transform {
 
   /// @brief Called by the layers after a pass of L (inverse = false, `value` its input) or of L⁻¹ (inverse = true,
   /// `value` its output).
-  void record_pass(bool inverse, tensor3_view<const T> value) const {
+  void record_pass(bool inverse, tensor3_view<const T, dextents3, S> value) const {
     auto& s = checked();
     if (s.recording != pass_mode::recorded) return;
-    tensor3<T> copy(value.m(), value.n(), value.p());
-    std::copy(value.data(), value.data() + value.size(), copy.data());
-    s.tape.push_back({inverse, std::move(copy)});
+    s.tape.push_back({inverse, tensor(value)});
   }
   /// @brief Called by the layers where they apply the adjoint of a recorded pass: `g_hat` is the gradient with
   /// respect to L's output (inverse = false) or L⁻¹'s input (inverse = true). Adds the pass's gradient to skew_grad
   /// (nothing when begin_pass was never called: then Z is used as a fixed transform).
   /// @throws numerical_error when the pass does not match the last recorded one, or the forward pass was begun
   /// unrecorded.
-  void backward_pass(bool inverse, tensor3_view<const T> g_hat) const {
+  void backward_pass(bool inverse, tensor3_view<const T, dextents3, S> g_hat) const {
     auto& s = checked();
     if (s.recording == pass_mode::none) return;  // never begun: Z is not trained
     if (s.recording == pass_mode::unrecorded)
@@ -154,12 +161,18 @@ class learned_transform {
                             std::to_string(g_hat.m()) + "x" + std::to_string(g_hat.n()) + "x" +
                             std::to_string(g_hat.p()) + " where the forward pass's last was " + what(r.inverse) +
                             " on " + r.value.shape());
-    Eigen::MatrixXd g_z = tprod::detail::tube_outer<T>(g_hat, r.value.view());
+    Eigen::MatrixXd g_z = tprod::detail::tube_outer<T, S>(g_hat, r.value.view());
     if (inverse) g_z = -g_z;
     s.tape.pop_back();
     const Eigen::MatrixXd g_a = -s.i_plus_q_t * (g_z * s.z0.transpose()) * s.i_plus_a_inv_t;
     const Eigen::MatrixXd g_s = g_a - g_a.transpose();
-    s.skew_grad.slice(0) += g_s.cast<T>();
+    if constexpr (std::same_as<S, host_space>) {
+      s.skew_grad.slice(0) += g_s.cast<T>();
+    } else {
+      tensor3<T> host(s.skew_grad.m(), s.skew_grad.n(), 1, uninitialized);
+      host.slice(0) = g_s.cast<T>();
+      s.skew_grad += copy(host, S{});
+    }
   }
 
  private:
@@ -173,13 +186,13 @@ class learned_transform {
 
   struct record {
     bool inverse;
-    tensor3<T> value;
+    tensor value;
   };
 
   struct state {
     Eigen::MatrixXd z0;
-    tensor3<T> skew, skew_grad;
-    tensor3<T> made_from;  // the S that `z` was made from
+    tensor skew, skew_grad;
+    tensor3<T> made_from;  // the S that `z` was made from, on the host
     base z;
     Eigen::MatrixXd i_plus_q_t, i_plus_a_inv_t;  // (I + Q)ᵀ and (I + A)⁻ᵀ for the gradient
     pass_mode recording = pass_mode::none;
@@ -196,22 +209,22 @@ class learned_transform {
       if (!(off <= 1e-12))
         throw numerical_error("nn::learned_transform: Z0 must be orthogonal (max |Z0^T Z0 - I| = " +
                               std::to_string(off) + ")");
-      skew = tensor3<T>(p, p, 1);
-      skew_grad = tensor3<T>(p, p, 1);
-      remake();
+      skew = tensor(p, p, 1);
+      skew_grad = tensor(p, p, 1);
+      remake(tensor3<T>(p, p, 1));
     }
 
-    /// Z = Q(S)·Z₀ from the current S.
-    void remake() {
+    /// Z = Q(S)·Z₀ from S (its host copy).
+    void remake(const tensor3<T>& skew_now) {
       const auto n = z0.rows();
-      const Eigen::MatrixXd s = skew.slice(0).template cast<double>(), a = s - s.transpose();
+      const Eigen::MatrixXd s = skew_now.slice(0).template cast<double>(), a = s - s.transpose();
       const Eigen::MatrixXd eye = Eigen::MatrixXd::Identity(n, n);
       const Eigen::MatrixXd i_plus_a_inv = (eye + a).partialPivLu().inverse();
       const Eigen::MatrixXd q = (eye - a) * i_plus_a_inv;
       z = base(q * z0);
       i_plus_q_t = (eye + q).transpose();
       i_plus_a_inv_t = i_plus_a_inv.transpose();
-      made_from = skew;
+      made_from = skew_now;
     }
   };
 
@@ -221,7 +234,15 @@ class learned_transform {
   }
   const base& current() const {
     auto& s = checked();
-    if (!(s.skew.elements().array() == s.made_from.elements().array()).all()) s.remake();
+    const auto changed = [&](const tensor3<T>& now) {
+      return !(now.elements().array() == s.made_from.elements().array()).all();
+    };
+    if constexpr (std::same_as<S, host_space>) {
+      if (changed(s.skew)) s.remake(s.skew);
+    } else {
+      const tensor3<T> now = copy(s.skew, host_space{});  // p² entries: S lives where the optimizer updates it
+      if (changed(now)) s.remake(now);
+    }
     return s.z;
   }
 

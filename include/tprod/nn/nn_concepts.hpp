@@ -27,17 +27,18 @@ concept real_transform = std::floating_point<T> && transform_policy<L> &&
 /// @brief A transform whose matrix is trained (learned_transform.hpp): the layers report each pass of L and L⁻¹
 /// of a forward pass to it, and the gradient at that pass in the backward pass.
 template <class L, class T>
-concept trained_transform = requires(const L& l, bool inverse, tensor3_view<const T> v,
-                                     typename L::pass_ticket& ticket) {
-  l.begin_pass(inverse);
-  l.end_backward();
-  l.begin_pass(ticket, inverse);
-  l.end_backward(ticket);
-  { l.skew() } -> std::same_as<tensor3<T>&>;
-  { l.skew_grad() } -> std::same_as<tensor3<T>&>;
-  l.record_pass(inverse, v);
-  l.backward_pass(inverse, v);
-};
+concept trained_transform =
+    requires(const L& l, bool inverse, tensor3_view<const T, dextents3, typename L::memory_space_type> v,
+             typename L::pass_ticket& ticket) {
+      l.begin_pass(inverse);
+      l.end_backward();
+      l.begin_pass(ticket, inverse);
+      l.end_backward(ticket);
+      { l.skew() } -> std::same_as<tensor3<T, dextents3, typename L::memory_space_type>&>;
+      { l.skew_grad() } -> std::same_as<tensor3<T, dextents3, typename L::memory_space_type>&>;
+      l.record_pass(inverse, v);
+      l.backward_pass(inverse, v);
+    };
 
 /// @brief A parameter set: a struct whose `for_each(f)` calls `f(name, tensor3<T, dextents3, S>&)` on every
 /// trainable tensor, in a fixed order (so a parameter set and its gradient of the same type visit matching tensors).

@@ -7,6 +7,7 @@
 
 #include "tprod/backend/cpu/activation.hpp"
 #include "tprod/backend/cpu/attention.hpp"
+#include "tprod/backend/cpu/dimension_wise_attention.hpp"
 #include "tprod/backend/cpu/elementwise.hpp"
 #include "tprod/backend/cpu/embedding.hpp"
 #include "tprod/backend/cpu/facewise.hpp"

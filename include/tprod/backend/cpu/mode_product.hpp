@@ -8,6 +8,7 @@
 #include "tprod/backend/cpu/parallel.hpp"
 #include "tprod/backend/cpu/system.hpp"
 #include "tprod/backend/cpu/tube_gemm.hpp"
+#include "tprod/backend/kernels/mode_product.hpp"
 #include "tprod/core/detail/dense_matrix.hpp"
 #include "tprod/core/tensor3_view.hpp"
 
@@ -17,6 +18,7 @@ namespace tprod::backend::cpu {
 template <class T>
 void multiply_mode(const system& sys, int mode, tensor3_view<const T> a, const tprod::detail::dense_matrix<T>& u,
                    tensor3_view<T> out) {
+  kernels::expect_mode_product(mode, a.extents(), std::size_t(u.rows()), std::size_t(u.cols()), out.extents());
   if (out.size() == 0) return;
   if (mode == 2) {
     apply_along_tubes(a, tprod::detail::dense_matrix<T>(u.transpose()), out, sys.threads());

@@ -7,6 +7,7 @@
 
 #include "tprod/backend/cuda/activation.hpp"
 #include "tprod/backend/cuda/attention.hpp"
+#include "tprod/backend/cuda/dimension_wise_attention.hpp"
 #include "tprod/backend/cuda/elementwise.hpp"
 #include "tprod/backend/cuda/embedding.hpp"
 #include "tprod/backend/cuda/facewise.hpp"

@@ -11,6 +11,7 @@
 #include "tprod/backend/cuda/detail/raw.hpp"
 #include "tprod/backend/cuda/device_buffer.hpp"
 #include "tprod/backend/cuda/elementwise.hpp"
+#include "tprod/backend/kernels/mode_product.hpp"
 #include "tprod/core/detail/dense_matrix.hpp"
 
 namespace tprod::backend::cuda {
@@ -19,6 +20,7 @@ namespace tprod::backend::cuda {
 template <class T>
 void multiply_mode(const system& sys, int mode, dview<const T> a, const tprod::detail::dense_matrix<T>& u,
                    dview<T> out) {
+  kernels::expect_mode_product(mode, a.extents(), std::size_t(u.rows()), std::size_t(u.cols()), out.extents());
   if (out.size() == 0) return;
   const std::size_t r = std::size_t(u.rows()), m = a.m(), n = a.n(), p = a.p();
   if (a.size() == 0) {  // an empty contracted extent: the product is zero

@@ -8,6 +8,7 @@
 
 #include "tprod/backend/kernels/activation.hpp"
 #include "tprod/backend/kernels/attention.hpp"
+#include "tprod/backend/kernels/dimension_wise_attention.hpp"
 #include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/backend/kernels/embedding.hpp"
 #include "tprod/backend/kernels/facewise.hpp"
@@ -42,6 +43,7 @@ concept backend_for = elementwise_tasks<Sys, T, S> && facewise_task<Sys, T, S> &
 template <class Sys, class T, class S>
 concept nn_backend_for = slice_linear_tasks<Sys, T, S> && activation_tasks<Sys, T, S> &&
                          layer_norm_tasks<Sys, T, S> && optimizer_tasks<Sys, T, S> && embedding_tasks<Sys, T, S> &&
-                         attention_tasks<Sys, T, S> && sequence_tasks<Sys, T, S>;
+                         attention_tasks<Sys, T, S> && dimension_wise_attention_tasks<Sys, T, S> &&
+                         sequence_tasks<Sys, T, S>;
 
 }  // namespace tprod::backend::kernels

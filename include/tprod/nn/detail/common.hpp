@@ -74,12 +74,14 @@ view_in<const T, S> const_view(view_in<T, S> v) {
   return {v.data(), v.m(), v.n(), v.p()};
 }
 
-/// @brief A trained transform (learned_transform.hpp) records its passes in host memory: it trains on the host only.
+/// @brief A trained transform (learned_transform<T, S>, learned_transform.hpp) trains in its memory space: the layers
+/// that apply it must compute in the same one.
 template <class T, memory_space S, class L>
-constexpr void static_check_trained_on_host() {
-  static_assert(!trained_transform<L, T> || std::same_as<S, host_space>,
-                "tprod::nn: a learned transform (nn::learned_transform) trains on the host only: build this model, and "
-                "keep its layers' tensors, in host_space");
+constexpr void static_check_trained_in_space() {
+  if constexpr (requires { typename L::memory_space_type; })
+    static_assert(!trained_transform<L, T> || std::same_as<S, typename L::memory_space_type>,
+                  "tprod::nn: a learned transform (nn::learned_transform<T, S>) trains in its memory space S: build "
+                  "this model in the same space (learned_transform<T, device_space> for a model on the device)");
 }
 
 // The four maps below report to a trained transform (learned_transform.hpp) what its gradient needs: each pass's
@@ -88,14 +90,14 @@ constexpr void static_check_trained_on_host() {
 /// @brief out = L(in) = in ×₃ Z (views of equal shape).
 template <class T, memory_space S = host_space, class L>
 void to_transform(const L& l, view_in<const T, S> in, view_in<T, S> out) {
-  static_check_trained_on_host<T, S, L>();
+  static_check_trained_in_space<T, S, L>();
   if constexpr (trained_transform<L, T>) l.record_pass(false, in);  // before: out may be in's memory
   apply_forward<T, S>(l, in, out);
 }
 /// @brief out = L⁻¹(in) = in ×₃ Z⁻¹.
 template <class T, memory_space S = host_space, class L>
 void from_transform(const L& l, view_in<const T, S> in, view_in<T, S> out) {
-  static_check_trained_on_host<T, S, L>();
+  static_check_trained_in_space<T, S, L>();
   apply_inverse<T, S>(l, in, out);
   if constexpr (trained_transform<L, T>) l.record_pass(true, const_view<T, S>(out));
 }
@@ -107,7 +109,7 @@ void from_transform(const L& l, view_in<const T, S> in, view_in<T, S> out) {
 /// a general real Z (matrix_transform) is applied explicitly.
 template <class T, memory_space S = host_space, class L>
 void transform_adjoint(const L& l, view_in<const T, S> in, view_in<T, S> out) {
-  static_check_trained_on_host<T, S, L>();
+  static_check_trained_in_space<T, S, L>();
   if constexpr (trained_transform<L, T>) l.backward_pass(false, in);  // before: out may be in's memory
   const auto sys = tprod::detail::system_of<S>();
   if (const auto c = l.norm_scale(in.p())) {
@@ -125,7 +127,7 @@ void transform_adjoint(const L& l, view_in<const T, S> in, view_in<T, S> out) {
 /// @brief out = in ×₃ Z⁻ᵀ, the adjoint of L⁻¹ (c·L(in) when ZᵀZ = I/c).
 template <class T, memory_space S = host_space, class L>
 void inverse_transform_adjoint(const L& l, view_in<const T, S> in, view_in<T, S> out) {
-  static_check_trained_on_host<T, S, L>();
+  static_check_trained_in_space<T, S, L>();
   const auto sys = tprod::detail::system_of<S>();
   if (const auto c = l.norm_scale(in.p())) {
     apply_forward<T, S>(l, in, out);

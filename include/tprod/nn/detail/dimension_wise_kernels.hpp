@@ -18,6 +18,7 @@
 /// output would still see the later tokens through S.
 #include <cmath>
 
+#include "tprod/backend/kernels/dimension_wise_attention.hpp"
 #include "tprod/nn/detail/attention_kernels.hpp"
 
 namespace tprod::nn::detail {
@@ -44,56 +45,27 @@ inline void tally_dimension_wise(const attention_mask& mask, const attention_dim
   tally_macs(per_head * d.p * d.heads * d.dh * d.dh);
 }
 
-/// probs (d_h×d_h×blocks) = Aᵀ, out = V·Aᵀ per block.
-template <class T>
+/// probs (d_h×d_h×blocks) = Aᵀ, out = V·Aᵀ per block, by the backend's tasks in memory space S.
+template <class T, class S>
 void dimension_wise_forward(const attention_dims& d, head_blocks<const T> q, head_blocks<const T> k,
-                            head_blocks<const T> v, const attention_mask& mask, tensor3<T>& probs, head_blocks<T> out) {
+                            head_blocks<const T> v, const attention_mask& mask, tensor3<T, dextents3, S>& probs,
+                            head_blocks<T> out) {
   check_dimension_wise(mask, d, "nn::attention_forward");
   ensure_shape(probs, d.dh, d.dh, d.blocks());
   tally_dimension_wise(mask, d, 1, 1);  // S over the n valid tokens, O over all T
-  const std::size_t hb = d.heads * d.batch;
-  tprod::detail::parallel_for(d.blocks(), d.threads(), [&](std::size_t f) {
-    const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
-    const Eigen::Index n = valid_tokens(mask, d, b);
-    const T scale = T(1) / std::sqrt(T(n));
-    auto at = prob_block(probs, f);
-    at.noalias() = k.at(s, j, b, d.tk, d.dh).topRows(n).transpose() * q.at(s, j, b, d.tq, d.dh).topRows(n);
-    for (Eigen::Index i = 0; i < at.cols(); ++i) {
-      auto col = at.col(i).array();
-      col = ((col - col.maxCoeff()) * scale).exp();
-      col *= T(1) / col.sum();
-    }
-    out.at(s, j, b, d.tq, d.dh).noalias() = v.at(s, j, b, d.tk, d.dh) * at;
-  });
+  dimension_wise_forward_blocks(tprod::detail::system_of<S>(), d, q.layout(), k.layout(), v.layout(),
+                                masking_of(mask), probs.dynamic_view(), out.layout());
 }
 
-/// dQ, dK, dV (assigned) from dO; `dp` is workspace (one d_h×d_h slice per thread). Padded rows of dQ and dK
-/// are zero (those rows do not enter S).
-template <class T>
+/// dQ, dK, dV (assigned) from dO. Padded rows of dQ and dK are zero (those rows do not enter S).
+template <class T, class S>
 void dimension_wise_backward(const attention_dims& d, head_blocks<const T> q, head_blocks<const T> k,
-                             head_blocks<const T> v, const attention_mask& mask, const tensor3<T>& probs,
-                             head_blocks<const T> d_out, head_blocks<T> dq, head_blocks<T> dk, head_blocks<T> dv,
-                             tensor3<T>& dp) {
-  const std::size_t hb = d.heads * d.batch, threads = d.threads();
+                             head_blocks<const T> v, const attention_mask& mask, const tensor3<T, dextents3, S>& probs,
+                             head_blocks<const T> d_out, head_blocks<T> dq, head_blocks<T> dk, head_blocks<T> dv) {
   tally_dimension_wise(mask, d, 2, 2);  // dV, dAᵀ over all T; dQ, dK over the n valid tokens
-  ensure_shape(dp, d.dh, d.dh, std::max<std::size_t>(1, threads));
-  tprod::detail::parallel_for(d.blocks(), threads, [&](std::size_t f) {
-    auto dat = dp.slice(tprod::detail::thread_slot(dp.p()));
-    const std::size_t s = f / hb, j = (f / d.batch) % d.heads, b = f % d.batch;
-    const Eigen::Index n = valid_tokens(mask, d, b);
-    const auto at = prob_block(probs, f);
-    const auto dob = d_out.at(s, j, b, d.tq, d.dh);
-    const auto vb = v.at(s, j, b, d.tk, d.dh);
-    dv.at(s, j, b, d.tk, d.dh).noalias() = dob * at.transpose();  // O = V·Aᵀ
-    dat.noalias() = vb.transpose() * dob;                         // dAᵀ
-    backend::cpu::softmax_backward<T>(at, dat, T(1) / std::sqrt(T(n)));  // dAᵀ → d(K_nᵀQ_n)
-    auto dqb = dq.at(s, j, b, d.tq, d.dh);
-    auto dkb = dk.at(s, j, b, d.tk, d.dh);
-    dqb.topRows(n).noalias() = k.at(s, j, b, d.tk, d.dh).topRows(n) * dat;
-    dkb.topRows(n).noalias() = q.at(s, j, b, d.tq, d.dh).topRows(n) * dat.transpose();
-    dqb.bottomRows(dqb.rows() - n).setZero();
-    dkb.bottomRows(dkb.rows() - n).setZero();
-  });
+  dimension_wise_backward_blocks(tprod::detail::system_of<S>(), d, q.layout(), k.layout(), v.layout(),
+                                 masking_of(mask), probs.dynamic_view(), d_out.layout(), dq.layout(), dk.layout(),
+                                 dv.layout());
 }
 
 }  // namespace tprod::nn::detail

@@ -2,7 +2,8 @@
 #pragma once
 /// @file activation_layer.hpp
 /// @brief An elementwise activation (ReLU, GELU, GELU-tanh; activation.hpp) as a stateful layer, for networks
-/// composed by hand: 𝒴 = σ(𝒳) forward, ∂𝒳 = ∂𝒴 ⊙ σ'(𝒳) backward (from the input it saved). No parameters.
+/// composed by hand: 𝒴 = σ(𝒳) forward, ∂𝒳 = ∂𝒴 ⊙ σ'(𝒳) backward (from the input it saved), in memory space S.
+/// No parameters.
 #include <string>
 #include <utility>
 
@@ -12,21 +13,23 @@
 
 namespace tprod::nn {
 
-template <std::floating_point T>
+template <std::floating_point T, memory_space S = host_space>
 struct activation_layer {
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
   activation kind = activation::relu;
   std::string name = "activation";
 
   explicit activation_layer(activation a, std::string layer_name = "activation")
       : kind(a), name(std::move(layer_name)) {}
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch&) {
+  const tensor& forward(const tensor& x, const batch&) {
     input_ = x;
     detail::ensure_shape_like(out_, x);
     activation_forward(kind, x, out_);
     return out_;
   }
-  const tensor3<T>& backward(const tensor3<T>& dy) {
+  const tensor& backward(const tensor& dy) {
     TPROD_EXPECTS(dy.extents() == input_.extents(), "nn::activation_layer '" + name + "': the gradient is " +
                                                         dy.shape() + " but the forward input was " + input_.shape());
     detail::ensure_shape_like(dx_, dy);
@@ -37,7 +40,7 @@ struct activation_layer {
   void for_each_parameter(F&&) {}
 
  private:
-  tensor3<T> input_, out_, dx_;
+  tensor input_, out_, dx_;
 };
 
 }  // namespace tprod::nn

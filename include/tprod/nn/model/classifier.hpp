@@ -132,7 +132,7 @@ using text_classifier = sequential<T, token_embedding<T, S>, positional_layer<T,
 /// @throws shape_error when a layer's width or slices differ from c's, fewer than 2 classes or no layer.
 template <std::floating_point T, real_transform<T> L, class A, memory_space To = space_of_part_t<A>>
 auto make_text_classifier(const text_classifier_config& c, std::vector<encoder_params<T, L, A>> layers, To = {}) {
-  detail::static_check_trained_on_host<T, To, L>();  // first, so that this is the first error a compiler shows
+  detail::static_check_trained_in_space<T, To, L>();  // first, so that this is the first error a compiler shows
   TPROD_EXPECTS(c.classes >= 2 && !layers.empty(), "nn::make_text_classifier: need at least 2 classes and 1 layer");
   TPROD_EXPECTS(layers[0].config.width * layers[0].config.slices == c.width && layers[0].config.slices == c.slices,
                 "nn::make_text_classifier: the encoder layers do not have the config's width and slices");
@@ -156,7 +156,7 @@ auto make_text_classifier(const text_classifier_config& c, std::vector<encoder_p
 /// @throws shape_error when p does not divide d, H and d_ff, or a size is zero.
 template <std::floating_point T, real_transform<T> L, memory_space To = host_space>
 auto make_text_classifier(const text_classifier_config& c, const L& l, To to = {}) {
-  detail::static_check_trained_on_host<T, To, L>();  // first, so that this is the first error a compiler shows
+  detail::static_check_trained_in_space<T, To, L>();  // first, so that this is the first error a compiler shows
   const layer_config cfg = paper000_config(c.width, c.heads, c.hidden, c.slices, c.act);
   TPROD_EXPECTS(c.layers > 0, "nn::make_text_classifier: need at least 1 layer");
   return make_text_classifier<T>(c, make_encoder_layers<T>(cfg, c.layers, l, c.seed + 100), to);
@@ -189,7 +189,7 @@ using vit_classifier =
 /// values in either space) and copied there once.
 template <std::floating_point T, real_transform<T> L, memory_space To = host_space>
 vit_classifier<T, L, To> make_vit_classifier(const vit_config& c, const L& l, To = {}) {
-  detail::static_check_trained_on_host<T, To, L>();  // first, so that this is the first error a compiler shows
+  detail::static_check_trained_in_space<T, To, L>();  // first, so that this is the first error a compiler shows
   c.layer.validate();
   const std::size_t ds = c.layer.width, p = c.layer.slices;
   TPROD_EXPECTS(c.patches > 0 && c.patch_features > 0 && c.classes >= 2 && c.layers > 0,

@@ -62,7 +62,7 @@ using language_model =
 /// @throws shape_error when a layer's width or slices differ from c's, no layer, or V < 2.
 template <std::floating_point T, real_transform<T> L, class A, memory_space To = space_of_part_t<A>>
 auto make_language_model(const language_model_config& c, std::vector<encoder_params<T, L, A>> layers, To = {}) {
-  detail::static_check_trained_on_host<T, To, L>();  // first, so that this is the first error a compiler shows
+  detail::static_check_trained_in_space<T, To, L>();  // first, so that this is the first error a compiler shows
   TPROD_EXPECTS(c.vocabulary >= 2 && !layers.empty(),
                 "nn::make_language_model: need a vocabulary of at least 2 tokens and at least 1 layer (vocabulary " +
                     std::to_string(c.vocabulary) + ", layers " + std::to_string(layers.size()) + ")");
@@ -87,7 +87,7 @@ auto make_language_model(const language_model_config& c, std::vector<encoder_par
 /// @throws shape_error when p does not divide d, H and d_ff, a size is zero, or V < 2.
 template <std::floating_point T, real_transform<T> L, memory_space To = host_space>
 auto make_language_model(const language_model_config& c, const L& l, To to = {}) {
-  detail::static_check_trained_on_host<T, To, L>();  // first, so that this is the first error a compiler shows
+  detail::static_check_trained_in_space<T, To, L>();  // first, so that this is the first error a compiler shows
   TPROD_EXPECTS(c.layers > 0, "nn::make_language_model: need at least 1 layer (layers 0)");
   const layer_config cfg = paper000_config(c.width, c.heads, c.hidden, c.slices, c.act);
   std::vector<encoder_params<T, L>> layers;

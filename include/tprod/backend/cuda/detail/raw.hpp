@@ -114,6 +114,14 @@ void attention_softmax(T* probs, std::size_t tk, std::size_t tq, std::size_t blo
 template <class T>
 void attention_softmax_backward(const T* probs, T* dp, std::size_t tk, std::size_t tq, std::size_t blocks, T scale,
                                 cudaStream_t stream);
+/// @brief The valid rows of the head columns of a (batch·seq)×width×p block of a tensor (src: leading dimension
+/// ld, slice_stride elements per slice, columns col0 …), copied into the dense (batch·seq)×width×p tensor dst:
+/// rows t < n_b of sequence b (n_b = key_lengths[b], a host array of `batch`, or seq when nullptr) kept, times
+/// 1/√n_b when `scaled`, the rest 0 (src/cuda/attention.cu; dimension-wise attention).
+template <class T>
+void valid_rows(const T* src, std::size_t ld, std::size_t slice_stride, std::size_t col0, T* dst, std::size_t seq,
+                std::size_t batch, std::size_t width, std::size_t p, const std::size_t* key_lengths, bool scaled,
+                cudaStream_t stream);
 /// @brief y = σ(x), dx = g ⊙ σ'(x), and y = σ(x) with x ← σ'(x), over n elements (src/cuda/activation.cu).
 template <class T>
 void activation_forward(kernels::activation a, const T* x, T* y, std::size_t n, cudaStream_t stream);
