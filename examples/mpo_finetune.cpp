@@ -19,8 +19,10 @@
 // Model: nn::make_text_classifier, p = 1 under the identity (the standard Transformer): d = 64, H = 4, d_ff = 256,
 // 2 post-norm layers, T = 64 tokens (quick: d = 32, d_ff = 128, T = 48 on 2,000 + 1,000 documents).
 //
+// Every model trains on the CPU or the GPU (--device cpu|cuda; the GPU by default where there is one).
+//
 //   mpo_finetune --data build/data/spam-assassin
-//   mpo_finetune --data build/data/spam-assassin --top 2 --cores 4
+//   mpo_finetune --data build/data/spam-assassin --top 2 --cores 4 [--device cpu|cuda]
 //
 // Writes into --out: training_log.csv, training_curves.png, vocabulary.txt, checkpoints/{pretrained,plain,mpo-N}
 // .safetensors (the MPO models merged back to dense: the same shapes as the others).
@@ -33,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "support/device.hpp"
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
 #include "support/seeds.hpp"
@@ -50,7 +53,6 @@ namespace {
 
 using namespace tprod;
 constexpr const char* example_name = "mpo_finetune";
-using model_type = nn::text_classifier<float, identity_transform>;
 
 /// @brief The summary row of a model: trainable parameters while it was trained, the encoder's share of them.
 template <class Model>
@@ -75,7 +77,9 @@ int run(int argc, char** argv) {
        {"select-every", "T  dynamic strategy: steps between selection rounds (default 30; quick 10)"},
        {"at-once", "n       dynamic strategy: matrices added per group and round (default 1)"},
        {"cores", "LIST      MPO cores per matrix, one fine-tuning per entry (default 3,5; quick 3)"},
-       {"lr", "R            peak learning rate of fine-tuning (default 5e-4; pre-training 1e-3)"}});
+       {"lr", "R            peak learning rate of fine-tuning (default 5e-4; pre-training 1e-3)"},
+       examples::device_option()});
+  const auto device = examples::device_choice(o);
   const bool quick = o.quick;
   nn::text_classifier_config cfg;
   cfg.width = o.count("width", quick ? 32 : 64);
@@ -130,99 +134,102 @@ int run(int argc, char** argv) {
   // One seed's comparison: the pre-training, plain fine-tuning and every MPO fine-tuning from that seed (the models'
   // initialisation and dropout, and the batch order: pre-training from the seed, fine-tuning from seed + 1).
   const auto comparison = [&](std::uint64_t seed) {
-    nn::text_classifier_config seeded = cfg;
-    seeded.seed = seed;
-    examples::fit_config pre_run = pre_fit, fine_run = fine_fit;
-    pre_run.seed = seed;
-    fine_run.seed = seed + 1;
-    auto meta = nn::to_metadata(seeded);
-    meta.insert({{"example", example_name}, {"max_length", std::to_string(max_length)}, {"transform", "identity"}});
-    std::vector<examples::model_summary> summaries;
+    return examples::with_device(device, [&](auto space) {
+      using S = decltype(space);
+      nn::text_classifier_config seeded = cfg;
+      seeded.seed = seed;
+      examples::fit_config pre_run = pre_fit, fine_run = fine_fit;
+      pre_run.seed = seed;
+      fine_run.seed = seed + 1;
+      auto meta = nn::to_metadata(seeded);
+      meta.insert({{"example", example_name}, {"max_length", std::to_string(max_length)}, {"transform", "identity"}});
+      std::vector<examples::model_summary> summaries;
 
-    // Pre-training on the first part; every fine-tuning starts from this checkpoint.
-    auto pretrained = nn::make_text_classifier<float>(seeded, identity_transform{});
-    const auto r_pre = examples::fit<float>(pretrained, "pretrained", pre.size(), batches(pre), test.size(),
-                                            batches(test), pre_run, log);
-    summaries.push_back(summarize("pretrained", pretrained, r_pre));
-    nn::save_checkpoint<float>(checkpoints / (log.file_name("pretrained") + ".safetensors"), pretrained, meta);
-    const auto from_pretrained = [&] {
-      auto m = nn::make_text_classifier<float>(seeded, identity_transform{});
-      nn::load_checkpoint<float>(checkpoints / (log.file_name("pretrained") + ".safetensors"), m);
-      return m;
-    };
-
-    // Plain fine-tuning, then I_W of its matrices over one more pass of the fine-tuning data (gradients only).
-    auto plain = from_pretrained();
-    const auto r_plain =
-        examples::fit<float>(plain, "plain", fine.size(), batches(fine), test.size(), batches(test), fine_run, log);
-    summaries.push_back(summarize("plain", plain, r_plain));
-    nn::save_checkpoint<float>(checkpoints / (log.file_name("plain") + ".safetensors"), plain, meta);
-    const auto selected = examples::static_mpo_selection<float>(plain, fine, fine_run.batch_size, top);
-
-    // An MPO fine-tuning's summary row and its checkpoint (merged back to dense).
-    const auto record = [&](const std::string& name, std::size_t order, auto& over, auto& base, std::size_t replaced,
-                            const examples::fit_result& r) {
-      auto s = summarize(name, over, r);
-      s.extra["cores"] = order;
-      s.extra["over_parameterized"] = over.over_parameterized();
-      s.extra["dense_entries_replaced"] = replaced;
-      s.extra["core_entries"] = over.core_parameter_count();
-      s.extra["inference_parameters"] = nn::parameters<float>(base).count();
-      nn::save_checkpoint<float>(checkpoints / (log.file_name(name) + ".safetensors"), over.merged(), meta);
-      summaries.push_back(s);
-    };
-
-    // MPO fine-tuning of the selected matrices from the same checkpoint, same batches and schedule, once per number
-    // of cores (more cores: larger middle bond ranks, more parameters).
-    for (const std::size_t order : core_counts) {
-      const std::string name = "mpo-" + std::to_string(order);
-      auto base = from_pretrained();
-      nn::mpo_overparameterized<float, model_type> over(base);
-      std::printf("\n%s:\n", name.c_str());
-      const std::size_t replaced = examples::over_parameterize_all(over, selected, order);
-      record(name, order, over, base, replaced,
-             examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_run, log));
-    }
-
-    // The dynamic strategy from the same checkpoint, batches and schedule: the gradients of the training steps
-    // themselves (after clipping) score the matrices still dense, and each round's picks become MPOs at once.
-    for (const std::size_t order : core_counts) {
-      const std::string name = "mpo-dyn-" + std::to_string(order);
-      auto base = from_pretrained();
-      nn::mpo_overparameterized<float, model_type> over(base);
-      const auto dense_candidates = [&] {
-        auto names = over.dense_weight_matrices();
-        std::erase(names, std::string("embed.table"));
-        return names;
+      // Pre-training on the first part; every fine-tuning starts from this checkpoint.
+      auto pretrained = nn::make_text_classifier<float>(seeded, identity_transform{}, space);
+      const auto r_pre = examples::fit<float>(pretrained, "pretrained", pre.size(), batches(pre), test.size(),
+                                              batches(test), pre_run, log);
+      summaries.push_back(summarize("pretrained", pretrained, r_pre));
+      nn::save_checkpoint<float>(checkpoints / (log.file_name("pretrained") + ".safetensors"), pretrained, meta);
+      const auto from_pretrained = [&] {
+        auto m = nn::make_text_classifier<float>(seeded, identity_transform{}, space);
+        nn::load_checkpoint<float>(checkpoints / (log.file_name("pretrained") + ".safetensors"), m);
+        return m;
       };
-      std::optional<nn::importance_meter<float>> meter(std::in_place, over, dense_candidates());
-      std::set<std::string> chosen;
-      bool full = false;
-      std::size_t replaced = 0;
-      std::printf("\n%s: a selection round every %zu steps, %zu per group at once, up to %zu per group\n", name.c_str(),
-                  select_every, at_once, top);
-      examples::fit_config run = fine_run;
-      run.state_directory.clear();  // the parameter list changes as it trains: no state to resume from
-      run.after_step = [&](std::size_t step) {
-        if (full) return false;
-        meter->accumulate();
-        if (step % select_every != 0) return false;
-        const auto next = nn::select_next(meter->scores(), chosen, top, at_once);
-        for (const auto& matrix : next) {
-          over.over_parameterize(matrix, std::nullopt, order);
-          chosen.insert(matrix);
-          const auto& w = over.weight(matrix);
-          replaced += w.rows() * w.cols();
-          std::printf("  step %zu: %s becomes %zu core entries\n", step, matrix.c_str(), w.parameter_count());
-        }
-        full = nn::select_next(meter->scores(), chosen, top, top).empty();
-        meter.emplace(over, dense_candidates());
-        return !next.empty();
+
+      // Plain fine-tuning, then I_W of its matrices over one more pass of the fine-tuning data (gradients only).
+      auto plain = from_pretrained();
+      const auto r_plain =
+          examples::fit<float>(plain, "plain", fine.size(), batches(fine), test.size(), batches(test), fine_run, log);
+      summaries.push_back(summarize("plain", plain, r_plain));
+      nn::save_checkpoint<float>(checkpoints / (log.file_name("plain") + ".safetensors"), plain, meta);
+      const auto selected = examples::static_mpo_selection<float>(plain, fine, fine_run.batch_size, top);
+
+      // An MPO fine-tuning's summary row and its checkpoint (merged back to dense).
+      const auto record = [&](const std::string& name, std::size_t order, auto& over, auto& base, std::size_t replaced,
+                              const examples::fit_result& r) {
+        auto s = summarize(name, over, r);
+        s.extra["cores"] = order;
+        s.extra["over_parameterized"] = over.over_parameterized();
+        s.extra["dense_entries_replaced"] = replaced;
+        s.extra["core_entries"] = over.core_parameter_count();
+        s.extra["inference_parameters"] = nn::parameters<float>(base).count();
+        nn::save_checkpoint<float>(checkpoints / (log.file_name(name) + ".safetensors"), over.merged(), meta);
+        summaries.push_back(s);
       };
-      record(name, order, over, base, replaced,
-             examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), run, log));
-    }
-    return summaries;
+
+      // MPO fine-tuning of the selected matrices from the same checkpoint, same batches and schedule, once per number
+      // of cores (more cores: larger middle bond ranks, more parameters).
+      for (const std::size_t order : core_counts) {
+        const std::string name = "mpo-" + std::to_string(order);
+        auto base = from_pretrained();
+        nn::mpo_overparameterized<float, decltype(base)> over(base);
+        std::printf("\n%s:\n", name.c_str());
+        const std::size_t replaced = examples::over_parameterize_all(over, selected, order);
+        record(name, order, over, base, replaced,
+               examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), fine_run, log));
+      }
+
+      // The dynamic strategy from the same checkpoint, batches and schedule: the gradients of the training steps
+      // themselves (after clipping) score the matrices still dense, and each round's picks become MPOs at once.
+      for (const std::size_t order : core_counts) {
+        const std::string name = "mpo-dyn-" + std::to_string(order);
+        auto base = from_pretrained();
+        nn::mpo_overparameterized<float, decltype(base)> over(base);
+        const auto dense_candidates = [&] {
+          auto names = over.dense_weight_matrices();
+          std::erase(names, std::string("embed.table"));
+          return names;
+        };
+        std::optional<nn::importance_meter<float, S>> meter(std::in_place, over, dense_candidates());
+        std::set<std::string> chosen;
+        bool full = false;
+        std::size_t replaced = 0;
+        std::printf("\n%s: a selection round every %zu steps, %zu per group at once, up to %zu per group\n",
+                    name.c_str(), select_every, at_once, top);
+        examples::fit_config run = fine_run;
+        run.state_directory.clear();  // the parameter list changes as it trains: no state to resume from
+        run.after_step = [&](std::size_t step) {
+          if (full) return false;
+          meter->accumulate();
+          if (step % select_every != 0) return false;
+          const auto next = nn::select_next(meter->scores(), chosen, top, at_once);
+          for (const auto& matrix : next) {
+            over.over_parameterize(matrix, std::nullopt, order);
+            chosen.insert(matrix);
+            const auto& w = over.weight(matrix);
+            replaced += w.rows() * w.cols();
+            std::printf("  step %zu: %s becomes %zu core entries\n", step, matrix.c_str(), w.parameter_count());
+          }
+          full = nn::select_next(meter->scores(), chosen, top, top).empty();
+          meter.emplace(over, dense_candidates());
+          return !next.empty();
+        };
+        record(name, order, over, base, replaced,
+               examples::fit<float>(over, name, fine.size(), batches(fine), test.size(), batches(test), run, log));
+      }
+      return summaries;
+    });
   };
   const auto summaries = examples::over_seeds(o, log, comparison);
 
@@ -236,7 +243,8 @@ int run(int argc, char** argv) {
         {"layers", cfg.layers},             {"max_length", max_length},         {"finetune_epochs", fine_fit.epochs},
         {"finetune_lr", fine_fit.lr},       {"top_per_group", top},             {"cores", core_counts},
         {"select_every", select_every},     {"at_once", at_once},
-        {"first_seed", o.seed},             {"seeds", o.seeds},                 {"threads", num_threads()}};
+        {"first_seed", o.seed},             {"seeds", o.seeds},                 {"threads", num_threads()},
+        {"device", device == examples::device_kind::cuda ? "cuda" : "cpu"}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }
   return 0;

@@ -12,9 +12,12 @@
 // (TSA: QTT cores of rank 2 and an MPO projection; DPA: standard multi-head attention with biases; ADA: additive
 // scores v_hᵀ tanh(Q_i + K_j), nn::additive_attention_layer) → mean pooling over the valid tokens → dropout 0.1 →
 // the paper's head: a 20-unit ReLU layer → dropout 0.1 → linear softmax layer (§6: seven layers). Only the attention
-// layer differs between models of the same width d.
+// layer differs between models of the same width d (nn::make_attention_classifier).
+//
+// Every model trains on the CPU or the GPU (--device cpu|cuda; the GPU by default where there is one).
 //
 // Command: tsa_text_classifier --data build/data/spam-assassin [--quick] [--out DIR] [--summary FILE]
+//          [--device cpu|cuda]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "support/device.hpp"
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
 #include "support/seeds.hpp"
@@ -36,7 +40,6 @@
 #include "tprod/io/vocabulary.hpp"
 #include "tprod/nn/model/checkpoint.hpp"
 #include "tprod/nn/model.hpp"
-#include "tprod/nn/model/activation_layer.hpp"
 #include "tprod/nn/model/additive_attention_layer.hpp"
 #include "tprod/nn/model/attention_layer.hpp"
 #include "tprod/nn/model/spectral_attention_layer.hpp"
@@ -78,29 +81,6 @@ std::vector<std::size_t> parse_widths(const examples::options& opt, const std::s
 
 constexpr std::size_t hidden_units = 20;  // paper 002, §6: the dense layer of 20 ReLU units before the output
 
-template <class Attention>
-using sequence_classifier =
-    nn::sequential<real, nn::token_embedding<real>, nn::positional_layer<real, nn::sinusoidal_positional_params<real>>,
-                   Attention, nn::pooling_layer<real>, nn::dropout<real>, nn::flatten_layer<real>,
-                   nn::linear_layer<real, identity_transform>, nn::activation_layer<real>, nn::dropout<real>,
-                   nn::linear_layer<real, identity_transform>>;
-
-/// The classifier around `attention` (whose output width is d, as its input's).
-template <class Attention>
-sequence_classifier<Attention> make_classifier(Attention attention, std::size_t vocabulary, std::size_t width,
-                                               std::size_t classes, std::uint64_t seed) {
-  using linear = nn::linear_layer<real, identity_transform>;
-  return sequence_classifier<Attention>(
-      nn::token_embedding<real>(nn::make_embedding_params<real>(vocabulary, width, seed, real(0.5)), 1),
-      nn::positional_layer<real, nn::sinusoidal_positional_params<real>>(
-          nn::make_sinusoidal_positional<real>(1, nn::alpha_strategy::standard)),
-      std::move(attention), nn::pooling_layer<real>(nn::pooling::mean), nn::dropout<real>(0.1, seed + 7),
-      nn::flatten_layer<real>{},
-      linear(nn::make_linear_params<real>(width, hidden_units, 1, identity_transform{}, seed + 3), "dense"),
-      nn::activation_layer<real>(nn::activation::relu, "relu"), nn::dropout<real>(0.1, seed + 8),
-      linear(nn::make_linear_params<real>(hidden_units, classes, 1, identity_transform{}, seed + 4), "head"));
-}
-
 struct run_context {
   const examples::encoded_split &train, &test;
   std::size_t length, vocabulary, classes;
@@ -116,7 +96,8 @@ template <class Attention>
 examples::model_summary train_one(const model_spec& spec, Attention attention, const run_context& ctx,
                                   std::uint64_t seed) {
   const std::size_t attention_parameters = nn::parameters<real>(attention).count();
-  auto model = make_classifier(std::move(attention), ctx.vocabulary, spec.width, ctx.classes, 10 + seed);
+  auto model = nn::make_attention_classifier<real>(
+      std::move(attention), {ctx.vocabulary, spec.width, hidden_units, ctx.classes, 0.1, 0.5, 10 + seed});
   examples::fit_config fit = ctx.fit;
   fit.seed = seed;
   const auto make = [](const examples::encoded_split& split) {
@@ -151,7 +132,8 @@ int run(int argc, char** argv) {
        {"lr", "peak learning rate of the one-cycle schedule (default 0.003; quick 0.01)"},
        {"tsa-widths", "embedding widths of the TSA models, powers of two >= 4 (default 32,64; quick 16)"},
        {"dpa-widths", "embedding widths of the dot-product models, even (default 8,32,64; quick 8)"},
-       {"ada-widths", "embedding widths of the additive-attention models, even (default 8,32,64; quick 8)"}});
+       {"ada-widths", "embedding widths of the additive-attention models, even (default 8,32,64; quick 8)"},
+       examples::device_option()});
   const double length_option = opt.number("length", opt.quick ? 64 : 200);
   const double damping = opt.number("damping", 0.9);
   if (length_option < 2 || length_option != std::floor(length_option))
@@ -175,6 +157,7 @@ int run(int argc, char** argv) {
       specs.push_back({kind, w});
     }
   if (specs.empty()) throw std::invalid_argument("no models to train");
+  const auto device = examples::device_choice(opt);
 
   const io::text_corpus corpus = io::read_text_corpus(opt.data);
   // A fixed random order (the splits are grouped by label, and the training accuracy is measured on the first
@@ -205,21 +188,24 @@ int run(int argc, char** argv) {
     std::vector<examples::model_summary> models;
     for (const auto& spec : specs) {
       const std::uint64_t attention_seed = 99 + seed + spec.width;
-      if (spec.attention == "tsa")
-        models.push_back(train_one(spec,
-                                   nn::spectral_attention_layer<real>(
-                                       nn::make_qtt_tsa_params<real>(spec.width, heads, 0, attention_seed), damping),
-                                   ctx, seed));
-      else if (spec.attention == "dpa")
-        models.push_back(train_one(spec,
-                                   nn::attention_layer<real, identity_transform>(nn::make_attention_params<real>(
-                                       spec.width, heads, 1, identity_transform{}, attention_seed)),
-                                   ctx, seed));
-      else
-        models.push_back(train_one(
-            spec, nn::additive_attention_layer<real>(nn::make_additive_attention_params<real>(spec.width, heads,
-                                                                                             attention_seed)),
-            ctx, seed));
+      models.push_back(examples::with_device(device, [&](auto space) {  // drawn on the host, moved once
+        using S = decltype(space);
+        if (spec.attention == "tsa")
+          return train_one(spec,
+                           nn::spectral_attention_layer<real, S>(
+                               nn::make_qtt_tsa_params<real>(spec.width, heads, 0, attention_seed), damping),
+                           ctx, seed);
+        if (spec.attention == "dpa")
+          return train_one(spec,
+                           nn::attention_layer<real, identity_transform, nn::attention_params<real, identity_transform, S>>(
+                               nn::to_space<S>(nn::make_attention_params<real>(spec.width, heads, 1,
+                                                                               identity_transform{}, attention_seed))),
+                           ctx, seed);
+        return train_one(spec,
+                         nn::additive_attention_layer<real, S>(nn::to_space<S>(
+                             nn::make_additive_attention_params<real>(spec.width, heads, attention_seed))),
+                         ctx, seed);
+      }));
     }
     return models;
   });
@@ -238,7 +224,8 @@ int run(int argc, char** argv) {
                              {"heads", heads},
                              {"epochs", fit.epochs},
                              {"first_seed", opt.seed},
-                             {"seeds", opt.seeds}});
+                             {"seeds", opt.seeds},
+                             {"device", device == examples::device_kind::cuda ? "cuda" : "cpu"}});
   std::printf("log %s, checkpoints in %s\n", log.file().c_str(), ctx.checkpoints.c_str());
   return 0;
 }

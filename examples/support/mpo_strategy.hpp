@@ -30,7 +30,8 @@ std::vector<std::string> static_mpo_selection(Model& model, const Split& data, s
   std::vector<std::string> candidates;
   for (const auto& n : nn::weight_matrix_names<T>(model))
     if (!n.ends_with(".table")) candidates.push_back(n);  // embeddings are lookups, not products: not candidates
-  nn::importance_meter<T> meter(model, candidates);
+  using S = nn::layer_space_t<Model>;  // the model's memory space, where the meter sums
+  nn::importance_meter<T, S> meter(model, candidates);
   auto params = nn::parameters<T>(model);
   for (std::size_t first = 0; first < data.size(); first += batch_size) {
     std::vector<std::size_t> idx(std::min(batch_size, data.size() - first));
@@ -38,7 +39,7 @@ std::vector<std::string> static_mpo_selection(Model& model, const Split& data, s
     auto b = data.batch(idx);
     b.info.mode = nn::phase::train;
     params.zero_grad();
-    nn::classification_step(model, b.input, b.info, b.labels);
+    nn::classification_step(model, nn::to_space<S>(std::move(b.input)), b.info, b.labels);
     meter.accumulate();
   }
   const auto selected = nn::select_top(meter.scores(), per_group);

@@ -9,6 +9,7 @@
 /// `tprod::cuda` (CMake option TPROD_ENABLE_CUDA). See docs/cuda.md.
 #include "tprod/tprod.hpp"
 #include "tprod/backend/cuda/activation.hpp"
+#include "tprod/backend/cuda/additive_attention.hpp"
 #include "tprod/backend/cuda/attention.hpp"
 #include "tprod/backend/cuda/contract.hpp"
 #include "tprod/backend/cuda/copy.hpp"
@@ -25,5 +26,6 @@
 #include "tprod/backend/cuda/sequence.hpp"
 #include "tprod/backend/cuda/slice_factorization.hpp"
 #include "tprod/backend/cuda/slice_linear.hpp"
+#include "tprod/backend/cuda/spectral_attention.hpp"
 #include "tprod/backend/cuda/system.hpp"
 #include "tprod/backend/cuda/transform.hpp"

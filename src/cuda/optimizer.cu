@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The multi-tensor optimizer kernels of the CUDA backend (backend/cuda/optimizer.hpp), the mirror of
 // backend/cpu/optimizer.hpp: the host's table of tensors goes to the device once, and one launch covers them all
-// (grid row y = tensor y, a grid-stride loop over its elements in x).
+// (grid row y = tensor y, a grid-stride loop over its elements in x). A weight's sensitivity Σ|w·g| is one Thrust
+// reduction (CUB's, whose tree is fixed for a given size and device: the same sum from run to run).
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/inner_product.h>
+
 #include <vector>
 
 #include "check.cuh"
@@ -11,6 +16,12 @@ namespace tprod::backend::cuda {
 namespace {
 
 using namespace detail;
+
+// |a·b| in double: the terms of a weight's sensitivity.
+template <class T>
+struct abs_product {
+  __host__ __device__ double operator()(T a, T b) const { return fabs(double(a) * double(b)); }
+};
 
 template <class T>
 __global__ void adamw_kernel(const raw::adamw_pointers<T>* slots, kernels::adamw_coefficients<T> c) {
@@ -74,7 +85,15 @@ double squared_norm_total(const T* const* tensors, const std::size_t* sizes, std
   return total;
 }
 
+template <class T>
+double weight_sensitivity(const T* w, const T* g, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return 0;
+  return thrust::inner_product(thrust::cuda::par.on(stream), w, w + n, g, 0.0, thrust::plus<double>(),
+                               abs_product<T>{});
+}
+
 #define TPROD_INSTANTIATE(T)                                                                                  \
+  template double weight_sensitivity<T>(const T*, const T*, std::size_t, cudaStream_t);                      \
   template void adamw_update<T>(const adamw_pointers<T>*, std::size_t, const kernels::adamw_coefficients<T>&, \
                                 cudaStream_t);                                                                \
   template double squared_norm_total<T>(const T* const*, const std::size_t*, std::size_t, cudaStream_t);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The decompositions of device_ndtensor, device MPOs (the product and the MPO linear layer) and the device polynomial
-// graph filter, through the backend tasks (cuBLAS and cuSOLVER), against the host's Eigen code on the same inputs:
+// The decompositions of device_ndtensor, device MPOs (the product and the MPO linear layer), the device polynomial
+// graph filter and tensorized spectral attention (paper 002's TSA heads and multi-head TSA), through the backend tasks (cuBLAS and cuSOLVER), against the host's Eigen code on the same inputs:
 // the checks tests/decomp, tests/nn and tests/graph run through the CPU backend's tasks, here in device memory.
 #include "cuda_test.hpp"
 #include "decomp_in_space.hpp"
 #include "graph_in_space.hpp"
 #include "mpo_in_space.hpp"
+#include "tsa_in_space.hpp"
 
 using namespace tprod;
 
@@ -31,6 +32,11 @@ TEST_CASE_TEMPLATE("device MPO product and MPO linear layer equal the host's, fo
 
 TEST_CASE_TEMPLATE("device polynomial graph filter equals the host's, forward and backward", T, float, double) {
   test::in_space::check_polynomial_filter<T, device_space>();
+}
+
+TEST_CASE_TEMPLATE("device tensorized spectral attention equals the host's: heads, filters, padding, every gradient", T,
+                   float, double) {
+  test::in_space::check_tsa<T, device_space>();
 }
 
 TEST_CASE_TEMPLATE("device shared-factor Tucker of attention weights equals the host's", T, float, double) {

@@ -4,7 +4,10 @@
 // learnable α, the learned table), the class token and class-token pooling, the flattening before the head, dropout
 // (statistics of cuRAND's masks, reproducible per pass), a whole training step of the text classifier and of the
 // vision transformer and of the language model (loss, every gradient, the parameters after clipping and AdamW), the
-// decoder layer and stack, the hand-composition wrappers (attention_layer, activation_layer), and checkpoints written
+// decoder layer and stack, the hand-composition wrappers (attention_layer, activation_layer), paper 002's attentions
+// (additive attention's layer forward and backward; the classifiers of TSA, dot-product and additive attention, a
+// training step each), paper 003's MPO over-parameterization (the merge, a training step, I_W), and checkpoints
+// written
 // from one memory space and read into the other.
 #include <algorithm>
 #include <cmath>
@@ -18,8 +21,11 @@
 #include "tprod/nn/learned_transform.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/model/activation_layer.hpp"
+#include "tprod/nn/model/additive_attention_layer.hpp"
 #include "tprod/nn/model/attention_layer.hpp"
+#include "tprod/nn/model/spectral_attention_layer.hpp"
 #include "tprod/nn/model/decoder_stack.hpp"
+#include "tprod/nn/model/mpo_finetune.hpp"
 #include "tprod/nn/model/training_state.hpp"
 
 using namespace tprod;
@@ -196,6 +202,110 @@ TEST_CASE_TEMPLATE("device hand-composition wrappers equal the host's: attention
   nn::activation_layer<T, device_space> device_gelu(nn::activation::gelu);
   check_close(host_gelu.forward(x, b), device_gelu.forward(to_device(x), b), 4);
   check_close(host_gelu.backward(g), device_gelu.backward(to_device(g)), 8);
+}
+
+TEST_CASE_TEMPLATE("device additive attention (paper 002) equals the host's: heads 1 and 2, key padding, every gradient",
+                   T, float, double) {
+  // three sequences of 6 tokens, width 8; the padding leaves sequence 1 a single valid key
+  const std::size_t batch = 3, t = 6, d = 8;
+  const auto x = random_tensor3<T>(batch * t, d, 1, 150), g = random_tensor3<T>(batch * t, d, 1, 151);
+  for (const std::size_t heads : {std::size_t(1), std::size_t(2)}) {
+    for (const std::vector<std::size_t>& lengths : {std::vector<std::size_t>{}, std::vector<std::size_t>{4, 1, 6}}) {
+      CAPTURE(heads);
+      CAPTURE(lengths.size());
+      const auto prm = nn::make_additive_attention_params<T>(d, heads, 152 + heads);
+      nn::additive_attention_layer<T> host(prm);
+      nn::additive_attention_layer<T, device_space> device(nn::copy(prm, device_space{}));
+      static_assert(std::same_as<nn::layer_space_t<decltype(device)>, device_space>);
+      const nn::batch b(batch, {}, lengths);
+      const std::size_t roundings = 4 * d + 2 * t;
+      check_close(host.forward(x, b), device.forward(to_device(x), b), roundings);
+      check_close(host.backward(g), device.backward(to_device(g)), 2 * roundings);
+      auto hp = nn::parameters<T>(host);
+      auto dp = nn::parameters<T>(device);
+      REQUIRE(hp.size() == dp.size());
+      for (std::size_t i = 0; i < hp.size(); ++i) {
+        CAPTURE(hp.grads.names[i]);
+        check_close(*hp.grads.tensors[i], *dp.grads.tensors[i], 2 * batch * t * roundings);
+      }
+    }
+  }
+  // the host's refusals hold on the device
+  nn::additive_attention_layer<float, device_space> device(
+      nn::copy(nn::make_additive_attention_params<float>(8, 2, 1), device_space{}));
+  CHECK_THROWS_WITH_AS(device.forward(device_tensor3<float>(12, 8, 1), nn::batch(2, {}, {6, 0})),
+                       doctest::Contains("sequence 1 has no valid token"), shape_error);
+}
+
+TEST_CASE_TEMPLATE("device paper 002 classifiers (TSA, dot-product, additive attention): a training step equals the "
+                   "host's",
+                   T, float, double) {
+  // the tsa_text_classifier example's three models at a small size: width 8, two heads, the padded batch of
+  // small_text_batch, no dropout (the backends draw different masks)
+  const nn::attention_classifier_config c{11, 8, 5, 3, 0.0, 0.5, 7};
+  const auto step = [&](auto host_attention, auto device_attention) {
+    auto host = nn::make_attention_classifier<T>(std::move(host_attention), c);
+    auto device = nn::make_attention_classifier<T>(std::move(device_attention), c);
+    static_assert(std::same_as<nn::layer_space_t<decltype(device)>, device_space>);
+    check_training_step<T>(host, device, tensor3<T>(), small_text_batch(), {0, 2, 1}, 2000);
+  };
+  SUBCASE("TSA") {
+    const auto prm = nn::make_qtt_tsa_params<T>(8, 2, 0, 160);
+    step(nn::spectral_attention_layer<T>(prm, 0.9), nn::spectral_attention_layer<T, device_space>(prm, 0.9));
+  }
+  SUBCASE("TSA with a learnable filter") {
+    const auto prm = nn::make_qtt_tsa_params<T>(8, 2, 3, 161);
+    step(nn::spectral_attention_layer<T>(prm, 0.8), nn::spectral_attention_layer<T, device_space>(prm, 0.8));
+  }
+  SUBCASE("dot-product attention") {
+    const auto prm = nn::make_attention_params<T>(8, 2, 1, identity_transform{}, 162);
+    step(nn::attention_layer<T, identity_transform>(prm),
+         nn::attention_layer<T, identity_transform, nn::attention_params<T, identity_transform, device_space>>(
+             nn::to_space<device_space>(prm)));
+  }
+  SUBCASE("additive attention") {
+    const auto prm = nn::make_additive_attention_params<T>(8, 2, 163);
+    step(nn::additive_attention_layer<T>(prm), nn::additive_attention_layer<T, device_space>(nn::copy(prm, device_space{})));
+  }
+}
+
+TEST_CASE_TEMPLATE("device MPO over-parameterization (paper 003): the merge, a training step and I_W equal the host's",
+                   T, float, double) {
+  auto c = small_text_config();
+  c.slices = 1;  // over-parameterization takes the p = 1 matrices of a standard model
+  auto host_model = nn::make_text_classifier<T>(c, identity_transform{});
+  auto device_model = nn::make_text_classifier<T>(c, identity_transform{}, device_space{});
+  nn::mpo_overparameterized<T, decltype(host_model)> host(host_model);
+  nn::mpo_overparameterized<T, decltype(device_model)> device(device_model);
+  static_assert(std::same_as<nn::layer_space_t<decltype(device)>, device_space>);
+  for (const char* matrix : {"encoder.0.attn.w_qkv", "encoder.1.ffn.w1", "head.weight"}) {
+    host.over_parameterize(matrix, std::nullopt, 3);
+    device.over_parameterize(matrix, std::nullopt, 3);
+    CHECK(device.weight(matrix).full() == host.weight(matrix).full());  // one TT-SVD, of the same W, on the host
+  }
+  CHECK(device.core_parameter_count() == host.core_parameter_count());
+  check_training_step<T>(host, device, tensor3<T>(), small_text_batch(), {0, 2, 1}, 2000);
+  // the updated cores merged back into the dense models
+  auto hp = nn::parameters<T>(host.merged());
+  auto dp = nn::parameters<T>(device.merged());
+  for (std::size_t i = 0; i < hp.size(); ++i) {
+    CAPTURE(hp.values.names[i]);
+    check_close(*hp.values.tensors[i], *dp.values.tensors[i], 2000);
+  }
+  // I_W of the dense matrices over one batch's gradients
+  const std::vector<std::string> dense{"encoder.0.ffn.w1", "encoder.1.attn.w_o"};
+  nn::importance_meter<T> host_meter(host, dense);
+  nn::importance_meter<T, device_space> device_meter(device, dense);
+  nn::parameters<T>(host).zero_grad();
+  nn::parameters<T>(device).zero_grad();
+  nn::classification_step(host, tensor3<T>(), small_text_batch(), {1, 0, 2});
+  nn::classification_step(device, device_tensor3<T>(), small_text_batch(), {1, 0, 2});
+  host_meter.accumulate();
+  device_meter.accumulate();
+  for (const auto& name : dense) {
+    CAPTURE(name);
+    CHECK(device_meter.scores().at(name) == doctest::Approx(host_meter.scores().at(name)).epsilon(tol<T>(2000)));
+  }
 }
 
 TEST_CASE_TEMPLATE("device text classifier: a whole training step equals the host's", T, float, double) {

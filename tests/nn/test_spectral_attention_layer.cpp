@@ -265,3 +265,39 @@ TEST_CASE("additive attention layer: shapes it cannot take are refused, naming t
   CHECK_THROWS_WITH_AS(layer.forward(ok, nn::batch{2, {}, {5, 0}}), doctest::Contains("sequence 1 has no valid"),
                        tprod::shape_error);
 }
+
+TEST_CASE("paper 002's classifier around each attention: the layers in order, logits per sequence, learning") {
+  const nn::attention_classifier_config c{11, 8, 5, 3, 0.0, 0.5, 7};
+  nn::batch b{2, {}, {5, 3}, nn::phase::train};
+  for (std::size_t i = 0; i < 10; ++i) b.tokens.push_back((i * 5 + 2) % 11);
+  const auto check = [&](auto attention, const std::string& first_attention_parameter) {
+    auto model = nn::make_attention_classifier<double>(std::move(attention), c);
+    auto params = nn::parameters<double>(model);
+    REQUIRE(params.size() > 6);
+    CHECK(params.values.names.front() == "embed.table");
+    CHECK(std::find(params.values.names.begin(), params.values.names.end(), first_attention_parameter) !=
+          params.values.names.end());
+    CHECK(params.values.names.back() == "head.bias");
+    const auto& logits = model.forward(t3(), b);
+    CHECK(logits.extents() == tprod::dextents3(2, 3, 1));
+    // a few plain gradient steps on one batch lower its loss
+    nn::adamw<double> opt({1e-2, 0.9, 0.999, 1e-8, 0.0});
+    const double first = nn::classification_step(model, t3(), b, {2, 0}).loss;
+    for (int s = 0; s < 20; ++s) {
+      nn::step(opt, params);
+      params.zero_grad();
+      nn::classification_step(model, t3(), b, {2, 0});
+    }
+    CHECK(nn::classification_step(model, t3(), b, {2, 0}).loss < first);
+  };
+  check(nn::spectral_attention_layer<double>(nn::make_qtt_tsa_params<double>(8, 2, 0, 1), 0.9), "tsa.head_0.key.core_0");
+  check(nn::attention_layer<double, tprod::identity_transform>(
+            nn::make_attention_params<double>(8, 2, 1, tprod::identity_transform{}, 2)),
+        "attn.w_qkv");
+  check(nn::additive_attention_layer<double>(nn::make_additive_attention_params<double>(8, 2, 3)), "ada.score");
+  const nn::attention_classifier_config one_class{11, 8, 5, 1, 0.0, 0.5, 7};
+  CHECK_THROWS_WITH_AS(nn::make_attention_classifier<double>(
+                           nn::additive_attention_layer<double>(nn::make_additive_attention_params<double>(8, 2, 3)),
+                           one_class),
+                       doctest::Contains("at least 2 classes"), tprod::shape_error);
+}

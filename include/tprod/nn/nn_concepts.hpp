@@ -88,4 +88,8 @@ auto prefixed(F& f, const char* prefix) {
 }
 }  // namespace detail
 
+/// @brief A parameter set (or layer part) in memory space To: itself, moved, when it lives there, else its copy
+/// (`nn::to_space<device_space>(make_attention_params<float>(…))`; the device's copies come with tprod/cuda.hpp).
+using detail::to_space;
+
 }  // namespace tprod::nn

@@ -24,6 +24,13 @@
 ///
 /// Multi-head TSA runs H heads on the same X, concatenates their outputs (head h in columns h·J … (h+1)·J − 1)
 /// and combines them by a learnable projection, itself an MPO layer ((H·J)×J_o).
+///
+/// In a memory space S (tsa_params_in: the cores and α as ndtensor_in<T, S>; `copy<S>(params)` moves them), the same
+/// functions take (B·L)×I×1 tensor3s and compute where the tensors live, through the backend's tasks: the MPO layers'
+/// (mpo_linear.hpp), the graph's (backend/kernels/spectral_attention.hpp: S_b and Ψ_bᵀ of every sequence, and the
+/// factor of K in ∂J/∂K) and the attention's weighting of values by blocks, which computes Ψ_b·Z_b for the filter's
+/// Horner steps from Ψᵀ (and Ψᵀ_b·G_b from Ψ). Every sequence is computed at its full length L with Ψ's rows and
+/// columns of the padding zero, which gives the padded rows α_0·V as above; ε is ReLU there.
 #include <algorithm>
 #include <array>
 #include <functional>
@@ -32,9 +39,12 @@
 #include <utility>
 #include <vector>
 
+#include "tprod/backend/kernels/attention.hpp"
+#include "tprod/backend/kernels/spectral_attention.hpp"
 #include "tprod/core/parallel.hpp"
 #include "tprod/graph/attention_graph.hpp"
 #include "tprod/graph/polynomial_filter.hpp"
+#include "tprod/nn/detail/attention_kernels.hpp"
 #include "tprod/nn/mpo_linear.hpp"
 
 namespace tprod::nn {
@@ -57,19 +67,20 @@ struct tsa_activation {
   bool is_relu() const { return f.template target<relu_activation>() && df.template target<relu_derivative>(); }
 };
 
-/// @brief One TSA head.
-template <real_scalar T>
+/// @brief One TSA head, its cores and α held as Tensor: ndtensor<T> on the host, ndtensor_in<T, S> in memory space
+///        S (tsa_head_params_in).
+template <real_scalar T, class Tensor = ndtensor<T>>
 struct tsa_head_params {
-  mpo_linear_params<T> key;    ///< W_k ∈ ℝ^{I×J_k}
-  mpo_linear_params<T> value;  ///< W_v ∈ ℝ^{I×J}
-  ndtensor<T> alpha;           ///< (α_0, …, α_{K−1}); empty: the simplified filter I + Ψ
-  double d_k = 0;              ///< the scale of Θ; 0: J_k
+  mpo_linear_params<T, Tensor> key;    ///< W_k ∈ ℝ^{I×J_k}
+  mpo_linear_params<T, Tensor> value;  ///< W_v ∈ ℝ^{I×J}
+  Tensor alpha;                        ///< (α_0, …, α_{K−1}); empty: the simplified filter I + Ψ
+  double d_k = 0;                      ///< the scale of Θ; 0: J_k
   tsa_activation<T> epsilon;
 
   double scale() const { return d_k > 0 ? d_k : double(key.out_width()); }
   bool simplified() const { return alpha.size() == 0; }
   std::size_t parameter_count() const { return key.parameter_count() + value.parameter_count() + alpha.size(); }
-  /// @brief Visits key cores, value cores and α (when learnable) as f(name, ndtensor<T>&).
+  /// @brief Visits key cores, value cores and α (when learnable) as f(name, Tensor&).
   template <class F>
   void for_each(F&& f, const std::string& prefix = "") {
     key.for_each(f, prefix + "key.");
@@ -79,10 +90,10 @@ struct tsa_head_params {
 };
 
 /// @brief Multi-head TSA: H heads and the MPO projection combining them.
-template <real_scalar T>
+template <real_scalar T, class Tensor = ndtensor<T>>
 struct tsa_params {
-  std::vector<tsa_head_params<T>> heads;
-  mpo_linear_params<T> projection;  ///< ((Σ_h J_h)×J_o)
+  std::vector<tsa_head_params<T, Tensor>> heads;
+  mpo_linear_params<T, Tensor> projection;  ///< ((Σ_h J_h)×J_o)
 
   std::size_t parameter_count() const {
     std::size_t n = projection.parameter_count();
@@ -215,20 +226,31 @@ std::vector<T> tsa_alpha(const tsa_head_params<T>& p) {
   return std::vector<T>(p.alpha.data(), p.alpha.data() + p.alpha.size());
 }
 
-/// Checks X, Ω and the lengths; returns the per-sequence lengths (L where none are given).
-template <class T>
-std::vector<std::size_t> tsa_lengths(std::size_t in_width, Eigen::Index rows, Eigen::Index cols,
-                                     const dense_matrix<T>& omega, const std::vector<std::size_t>& lengths,
-                                     const char* who) {
-  tprod::detail::expect_square(omega, who, "time graph");
-  const auto steps = std::size_t(omega.rows());
-  TPROD_EXPECTS(std::size_t(cols) == in_width,
-                std::string(who) + ": input " + std::to_string(rows) + "x" + std::to_string(cols) +
-                    " does not match the key and value weights of input width " + std::to_string(in_width));
-  TPROD_EXPECTS(steps > 0 && std::size_t(rows) % steps == 0,
+/// Σ_h J_h, the width of the heads side by side, after checking that there are heads and that the projection takes
+/// that width (`who` names the caller in the shape_error).
+template <class Params>
+std::size_t tsa_heads_width(const Params& prm, const char* who) {
+  TPROD_EXPECTS(!prm.heads.empty(), std::string(who) + ": the layer has no heads");
+  std::size_t width = 0;
+  for (const auto& h : prm.heads) width += h.value.out_width();
+  TPROD_EXPECTS(width == prm.projection.in_width(),
+                std::string(who) + ": the heads output " + std::to_string(width) +
+                    " features but the projection takes " + std::to_string(prm.projection.in_width()));
+  return width;
+}
+
+/// Checks an input of rows×cols against the weights' input width and an L×L time graph (its shape as `omega_shape`)
+/// and the lengths; returns the per-sequence lengths (L where none are given).
+inline std::vector<std::size_t> tsa_lengths_of(std::size_t in_width, std::size_t rows, std::size_t cols,
+                                               std::size_t steps, const std::string& omega_shape,
+                                               const std::vector<std::size_t>& lengths, const char* who) {
+  TPROD_EXPECTS(cols == in_width, std::string(who) + ": input " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                      " does not match the key and value weights of input width " +
+                                      std::to_string(in_width));
+  TPROD_EXPECTS(steps > 0 && rows % steps == 0,
                 std::string(who) + ": " + std::to_string(rows) + " input rows are not whole sequences of the " +
-                    std::to_string(steps) + " time steps of the " + tprod::shape_string(omega) + " time graph");
-  const std::size_t batch = std::size_t(rows) / steps;
+                    std::to_string(steps) + " time steps of the " + omega_shape + " time graph");
+  const std::size_t batch = rows / steps;
   if (lengths.empty()) return std::vector<std::size_t>(batch, steps);
   TPROD_EXPECTS(lengths.size() == batch, std::string(who) + ": " + std::to_string(lengths.size()) +
                                              " sequence lengths for a batch of " + std::to_string(batch));
@@ -237,6 +259,16 @@ std::vector<std::size_t> tsa_lengths(std::size_t in_width, Eigen::Index rows, Ei
                                                               " of sequence " + std::to_string(b) + " is outside 1.." +
                                                               std::to_string(steps));
   return lengths;
+}
+
+/// tsa_lengths_of for an input of rows×cols and a time graph Ω as a matrix.
+template <class T>
+std::vector<std::size_t> tsa_lengths(std::size_t in_width, Eigen::Index rows, Eigen::Index cols,
+                                     const dense_matrix<T>& omega, const std::vector<std::size_t>& lengths,
+                                     const char* who) {
+  tprod::detail::expect_square(omega, who, "time graph");
+  return tsa_lengths_of(in_width, std::size_t(rows), std::size_t(cols), std::size_t(omega.rows()),
+                        tprod::shape_string(omega), lengths, who);
 }
 
 /// Threads for a pass over B sequences of L steps and width J: one below the backend's threshold of work.
@@ -392,12 +424,7 @@ template <real_scalar T>
 void tsa_forward(const tsa_params<T>& prm, const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& x,
                  const dense_matrix<T>& omega, const std::vector<std::size_t>& lengths, dense_matrix<T>& y,
                  tsa_saved<T>& s, tsa_workspace<T>& ws) {
-  TPROD_EXPECTS(!prm.heads.empty(), "nn::tsa_forward: the layer has no heads");
-  std::size_t width = 0;
-  for (const auto& h : prm.heads) width += h.value.out_width();
-  TPROD_EXPECTS(width == prm.projection.in_width(),
-                "nn::tsa_forward: the heads output " + std::to_string(width) + " features but the projection takes " +
-                    std::to_string(prm.projection.in_width()));
+  const std::size_t width = detail::tsa_heads_width(prm, "nn::tsa_forward");
   s.heads.resize(prm.heads.size());
   ws.heads_out.resize(x.rows(), Eigen::Index(width));
   Eigen::Index col = 0;
@@ -454,6 +481,230 @@ tsa_grads<T> tsa_backward(const tsa_params<T>& prm, const tsa_saved<T>& s,
   tsa_grads<T> g;
   tsa_workspace<T> ws;
   tsa_backward<T>(prm, s, d_out, g, ws);
+  return g;
+}
+
+// --- TSA in a memory space ----------------------------------------------------------------------------------------
+
+/// @brief A TSA head and multi-head TSA in memory space S: the cores and α as ndtensor_in<T, S>.
+template <real_scalar T, memory_space S>
+using tsa_head_params_in = tsa_head_params<T, ndtensor_in<T, S>>;
+template <real_scalar T, memory_space S>
+using tsa_params_in = tsa_params<T, ndtensor_in<T, S>>;
+
+/// @brief The parameters with their cores and α copied to memory space S (ε goes along: see tsa_head_forward).
+template <memory_space S, real_scalar T>
+tsa_head_params_in<T, S> copy(const tsa_head_params<T>& p, S = {}) {
+  return {copy<S>(p.key), copy<S>(p.value), tprod::copy<S>(p.alpha), p.d_k, p.epsilon};
+}
+template <memory_space S, real_scalar T>
+tsa_params_in<T, S> copy(const tsa_params<T>& p, S = {}) {
+  tsa_params_in<T, S> r{{}, copy<S>(p.projection)};
+  for (const auto& h : p.heads) r.heads.push_back(copy<S>(h));
+  return r;
+}
+
+/// @brief What the backward pass of a head in memory space S needs.
+template <real_scalar T, memory_space S>
+struct tsa_head_saved_in {
+  using tensor = tensor3<T, dextents3, S>;
+  mpo_linear_saved_in<T, S> key_saved, value_saved;
+  tensor k, v;             ///< (B·L)×J_k×1, (B·L)×J×1
+  tensor scores, psi_t;    ///< L×L×B: S_b = K_b·K_bᵀ/d_k and Ψ_bᵀ
+  std::vector<tensor> z;   ///< the Horner iterates: z[m] = z_{m+1}, (B·L)×J×1 each
+  tensor omega;            ///< L×L×1
+  std::vector<std::size_t> lengths;  ///< one per sequence (L where no padding)
+  std::vector<T> alpha;              ///< the filter's coefficients (host)
+};
+
+template <real_scalar T, memory_space S>
+struct tsa_head_grads_in {
+  tensor3<T, dextents3, S> d_input;
+  tsa_head_params_in<T, S> d_params;
+};
+
+template <real_scalar T, memory_space S>
+struct tsa_saved_in {
+  std::vector<tsa_head_saved_in<T, S>> heads;
+  tensor3<T, dextents3, S> heads_out;  ///< (B·L)×Σ_h J_h×1, the projection's input
+  mpo_linear_saved_in<T, S> projection;
+};
+
+template <real_scalar T, memory_space S>
+struct tsa_grads_in {
+  tensor3<T, dextents3, S> d_input;
+  tsa_params_in<T, S> d_params;
+};
+
+namespace detail {
+
+/// The coefficients of a head in S, on the host: α (a copy of its K entries), or (1, 1) for I + Ψ.
+template <class T, memory_space S>
+std::vector<T> tsa_alpha(const tsa_head_params_in<T, S>& p) {
+  if (p.simplified()) return {T(1), T(1)};
+  const ndtensor<T> a = to_ndtensor(p.alpha);
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+/// The B sequences of L rows of a (B·L)×width×1 tensor as the attention tasks' blocks: p = 1, one head of `width`.
+inline attention_dims tsa_blocks(std::size_t batch, std::size_t steps, std::size_t width) {
+  return {{1, 1, batch, steps, steps, width}};
+}
+template <class T, memory_space S>
+backend::kernels::head_layout<const T> tsa_layout(const tensor3<T, dextents3, S>& t) {
+  return blocks_of<const T>(t.data(), t.m(), t.n(), 0).layout();
+}
+template <class T, memory_space S>
+backend::kernels::head_layout<T> tsa_layout(tensor3<T, dextents3, S>& t) {
+  return blocks_of<T>(t.data(), t.m(), t.n(), 0).layout();
+}
+
+}  // namespace detail
+
+/// @brief One TSA head in memory space S: Y ∈ ℝ^{(B·L)×J} (a (B·L)×J×1 tensor3) into y and the state of the backward
+///        pass into `s`, from a (B·L)×I×1 input and the L×L×1 time graph Ω, where they live.
+/// @throws shape_error for an X, Ω or lengths that do not fit the parameters, or a custom ε (the passes in a memory
+///         space compute ε = ReLU; a custom ε runs on the host's tsa_head_forward).
+template <real_scalar T, memory_space S>
+void tsa_head_forward(const tsa_head_params_in<T, S>& prm, const tensor3<T, dextents3, S>& x,
+                      const tensor3<T, dextents3, S>& omega, const std::vector<std::size_t>& lengths,
+                      tensor3<T, dextents3, S>& y, tsa_head_saved_in<T, S>& s) {
+  using tensor = tensor3<T, dextents3, S>;
+  TPROD_EXPECTS(prm.key.in_width() == prm.value.in_width(),
+                "nn::tsa_head_forward: the key weight takes " + std::to_string(prm.key.in_width()) +
+                    " features but the value weight " + std::to_string(prm.value.in_width()));
+  TPROD_EXPECTS(prm.epsilon.is_relu(), "nn::tsa_head_forward: a head in a memory space computes the attention graph "
+                                       "with ε = ReLU; a custom tsa_activation runs on the host (tsa_params<T>)");
+  TPROD_EXPECTS(x.p() == 1 && omega.p() == 1 && omega.m() == omega.n(),
+                "nn::tsa_head_forward: the input " + x.shape() + " and the time graph " + omega.shape() +
+                    " must be (B·L)xIx1 and LxLx1");
+  s.lengths = detail::tsa_lengths_of(prm.key.in_width(), x.m(), x.n(), omega.m(), omega.shape(), lengths,
+                                     "nn::tsa_head_forward");
+  s.omega = omega;
+  mpo_linear_forward(prm.key, x, s.k, s.key_saved);
+  mpo_linear_forward(prm.value, x, s.v, s.value_saved);
+  const std::size_t steps = omega.m(), batch = s.lengths.size();
+  const auto sys = tprod::detail::system_of<S>();
+  const auto dk = detail::tsa_blocks(batch, steps, s.k.n()), dv = detail::tsa_blocks(batch, steps, s.v.n());
+  detail::ensure_shape(s.scores, steps, steps, batch);
+  detail::ensure_shape(s.psi_t, steps, steps, batch);
+  spectral_graph_forward(sys, dk, detail::tsa_layout(std::as_const(s.k)), T(1 / prm.scale()), cview(omega),
+                         backend::kernels::attention_masking{false, s.lengths}, s.scores.view(), s.psi_t.view());
+  // Horner: z_{K−1} = α_{K−1}·V, z_m = Ψ·z_{m+1} + α_m·V per sequence, Y = z_0
+  s.alpha = detail::tsa_alpha(prm);
+  const std::size_t k = s.alpha.size();
+  s.z.resize(k - 1);
+  tensor current = s.v;
+  scale(sys, s.alpha[k - 1], current.view());
+  for (std::size_t m = k - 1; m-- > 0;) {
+    tensor next(s.v.m(), s.v.n(), 1, uninitialized);
+    attention_weighting(sys, dv, cview(s.psi_t), detail::tsa_layout(std::as_const(current)), detail::tsa_layout(next));
+    axpy(sys, s.alpha[m], cview(s.v), next.view());
+    s.z[m] = std::move(current);
+    current = std::move(next);
+  }
+  y = std::move(current);
+}
+
+/// @brief Backward pass of a head in memory space S: ∂J/∂X and the gradients of the key and value cores and of α.
+///        From G_0 = ∂J/∂Y: G_{m+1} = Ψᵀ·G_m, ∂J/∂α_m = ⟨G_m, V⟩, ∂J/∂V = Σ_m α_m G_m, ∂J/∂Ψ_b = Σ_m G_m,b·z_{m+1,b}ᵀ;
+///        then ∂J/∂K_b = D_b·K_b (spectral_graph_backward) and the MPO layers' backward passes.
+/// @throws shape_error when d_out does not have the output's shape.
+template <real_scalar T, memory_space S>
+tsa_head_grads_in<T, S> tsa_head_backward(const tsa_head_params_in<T, S>& prm, const tsa_head_saved_in<T, S>& s,
+                                          const tensor3<T, dextents3, S>& d_out) {
+  using tensor = tensor3<T, dextents3, S>;
+  TPROD_EXPECTS(d_out.extents() == s.v.extents(), "nn::tsa_head_backward: gradient " + d_out.shape() +
+                                                      " does not match the output " + s.v.shape());
+  const std::size_t steps = s.omega.m(), batch = s.lengths.size(), k = s.alpha.size();
+  const auto sys = tprod::detail::system_of<S>();
+  const auto dk = detail::tsa_blocks(batch, steps, s.k.n()), dv = detail::tsa_blocks(batch, steps, s.v.n());
+  tensor d_value = d_out;  // ∂J/∂V = α_0 G_0 + …
+  scale(sys, s.alpha[0], d_value.view());
+  tensor d_psi(steps, steps, batch), psi(steps, steps, batch, uninitialized), outer, unused;
+  adjoint_slices(sys, cview(s.psi_t), psi.view());
+  std::vector<T> d_alpha(k);
+  tensor gm = d_out;  // G_m
+  for (std::size_t m = 0; m < k; ++m) {
+    d_alpha[m] = dot(sys, cview(gm), cview(s.v));
+    if (m > 0) axpy(sys, s.alpha[m], cview(gm), d_value.view());
+    if (m + 1 == k) break;
+    // ∂J/∂Ψ_b += G_m,b·z_{m+1,b}ᵀ: the dP of the attention's value pass (its dV goes to `unused`)
+    detail::ensure_shape(outer, steps, steps, batch);
+    detail::ensure_shape_like(unused, gm);
+    attention_backward_values(sys, dv, cview(s.psi_t), detail::tsa_layout(std::as_const(gm)),
+                              detail::tsa_layout(s.z[m]), detail::tsa_layout(unused), outer.view());
+    axpy(sys, T(1), cview(outer), d_psi.view());
+    tensor next(gm.m(), gm.n(), 1, uninitialized);
+    attention_weighting(sys, dv, cview(psi), detail::tsa_layout(std::as_const(gm)), detail::tsa_layout(next));
+    gm = std::move(next);
+  }
+  tensor d_scores(steps, steps, batch, uninitialized), d_key(s.k.m(), s.k.n(), 1, uninitialized);
+  spectral_graph_backward(sys, dk, cview(s.scores), cview(s.omega),
+                          backend::kernels::attention_masking{false, s.lengths}, T(1 / prm.scale()), cview(d_psi),
+                          d_scores.view());
+  // D_b is symmetric: the weighting's D_bᵀ·K_b is D_b·K_b
+  attention_weighting(sys, dk, cview(d_scores), detail::tsa_layout(s.k), detail::tsa_layout(d_key));
+  auto gk = mpo_linear_backward(prm.key, s.key_saved, d_key);
+  auto gv = mpo_linear_backward(prm.value, s.value_saved, d_value);
+  tsa_head_grads_in<T, S> g;
+  g.d_params.key = std::move(gk.d_params);
+  g.d_params.value = std::move(gv.d_params);
+  if (prm.simplified()) {
+    g.d_params.alpha = ndtensor_in<T, S>(prm.alpha.shape());
+  } else {
+    ndtensor<T> a = zeros<T>(prm.alpha.shape());
+    std::copy(d_alpha.begin(), d_alpha.end(), a.data());
+    g.d_params.alpha = tprod::copy<S>(a);
+  }
+  g.d_params.d_k = prm.d_k;
+  g.d_params.epsilon = prm.epsilon;
+  g.d_input = std::move(gk.d_input);
+  axpy(sys, T(1), cview(gv.d_input), g.d_input.view());
+  return g;
+}
+
+/// @brief Multi-head TSA in memory space S: the heads on X, side by side, through the MPO projection.
+/// @throws shape_error as tsa_head_forward, or when the projection does not take Σ_h J_h features.
+template <real_scalar T, memory_space S>
+void tsa_forward(const tsa_params_in<T, S>& prm, const tensor3<T, dextents3, S>& x,
+                 const tensor3<T, dextents3, S>& omega, const std::vector<std::size_t>& lengths,
+                 tensor3<T, dextents3, S>& y, tsa_saved_in<T, S>& s) {
+  const std::size_t width = detail::tsa_heads_width(prm, "nn::tsa_forward");
+  s.heads.resize(prm.heads.size());
+  detail::ensure_shape(s.heads_out, x.m(), width, 1);
+  std::size_t col = 0;
+  for (std::size_t h = 0; h < prm.heads.size(); ++h) {
+    tsa_head_forward(prm.heads[h], x, omega, lengths, y, s.heads[h]);
+    // head h's columns are one contiguous run of the column-major (B·L)×Σ_h J_h output
+    copy(tprod::detail::system_of<S>(), cview(y),
+         tensor3_view<T, dextents3, S>(s.heads_out.data() + col * x.m(), x.m(), y.n(), 1));
+    col += y.n();
+  }
+  mpo_linear_forward(prm.projection, s.heads_out, y, s.projection);
+}
+
+/// @brief Backward pass of multi-head TSA in memory space S.
+/// @throws shape_error when d_out does not have the output's shape.
+template <real_scalar T, memory_space S>
+tsa_grads_in<T, S> tsa_backward(const tsa_params_in<T, S>& prm, const tsa_saved_in<T, S>& s,
+                                const tensor3<T, dextents3, S>& d_out) {
+  auto gp = mpo_linear_backward(prm.projection, s.projection, d_out);
+  tsa_grads_in<T, S> g;
+  g.d_params.projection = std::move(gp.d_params);
+  const std::size_t rows = gp.d_input.m();
+  std::size_t col = 0;
+  for (std::size_t h = 0; h < prm.heads.size(); ++h) {
+    const std::size_t w = prm.heads[h].value.out_width();
+    const tensor3<T, dextents3, S> dy(tensor3_view<const T, dextents3, S>(gp.d_input.data() + col * rows, rows, w, 1));
+    auto gh = tsa_head_backward(prm.heads[h], s.heads[h], dy);
+    g.d_params.heads.push_back(std::move(gh.d_params));
+    if (h == 0)
+      g.d_input = std::move(gh.d_input);
+    else
+      axpy(tprod::detail::system_of<S>(), T(1), cview(gh.d_input), g.d_input.view());
+    col += w;
+  }
   return g;
 }
 

@@ -1,4 +1,4 @@
-// expect: spectral_attention_layer and additive_attention_layer run on the host only
+// expect: every layer must live in the same memory space
 // SPDX-License-Identifier: Apache-2.0
 // A host-only layer (the activation layer) after a layer on the GPU: the model refuses the mix at compile time.
 #include "tprod/cuda.hpp"

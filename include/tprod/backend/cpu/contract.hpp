@@ -6,6 +6,7 @@
 #include <complex>
 
 #include "tprod/backend/cpu/activation.hpp"
+#include "tprod/backend/cpu/additive_attention.hpp"
 #include "tprod/backend/cpu/attention.hpp"
 #include "tprod/backend/cpu/dimension_wise_attention.hpp"
 #include "tprod/backend/cpu/elementwise.hpp"
@@ -17,6 +18,7 @@
 #include "tprod/backend/cpu/sequence.hpp"
 #include "tprod/backend/cpu/slice_factorization.hpp"
 #include "tprod/backend/cpu/slice_linear.hpp"
+#include "tprod/backend/cpu/spectral_attention.hpp"
 #include "tprod/backend/cpu/transform.hpp"
 #include "tprod/backend/kernels/all.hpp"
 

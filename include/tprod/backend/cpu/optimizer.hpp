@@ -36,4 +36,10 @@ double squared_norm_total(const system&, std::span<const tensor3_view<const T>> 
   return total;
 }
 
+/// @brief Σ_ij |w_ij·g_ij|, the products and the sum in double.
+template <class T>
+double weight_sensitivity(const system&, tensor3_view<const T> w, tensor3_view<const T> g) {
+  return (detail::vec(w).template cast<double>().array() * detail::vec(g).template cast<double>().array()).abs().sum();
+}
+
 }  // namespace tprod::backend::cpu

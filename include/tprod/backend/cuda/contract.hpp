@@ -6,6 +6,7 @@
 #include <complex>
 
 #include "tprod/backend/cuda/activation.hpp"
+#include "tprod/backend/cuda/additive_attention.hpp"
 #include "tprod/backend/cuda/attention.hpp"
 #include "tprod/backend/cuda/dimension_wise_attention.hpp"
 #include "tprod/backend/cuda/elementwise.hpp"
@@ -17,6 +18,7 @@
 #include "tprod/backend/cuda/sequence.hpp"
 #include "tprod/backend/cuda/slice_factorization.hpp"
 #include "tprod/backend/cuda/slice_linear.hpp"
+#include "tprod/backend/cuda/spectral_attention.hpp"
 #include "tprod/backend/cuda/transform.hpp"
 #include "tprod/backend/cuda/detail/raw.hpp"
 #include "tprod/backend/kernels/all.hpp"

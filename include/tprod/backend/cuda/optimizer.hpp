@@ -3,7 +3,7 @@
 /// @file optimizer.hpp
 /// @brief The CUDA backend's multi-tensor optimizer tasks (contract: backend/kernels/optimizer.hpp), the mirror of
 /// backend/cpu/optimizer.hpp: the tensors' pointers go to the device as one table and one kernel updates (or sums)
-/// them all (src/cuda/optimizer.cu).
+/// them all (src/cuda/optimizer.cu); a weight's sensitivity is one Thrust reduction.
 #include <span>
 #include <vector>
 
@@ -34,6 +34,12 @@ double squared_norm_total(const system& sys, std::span<const dview<const T>> ten
     sizes.push_back(x.size());
   }
   return raw::squared_norm_total(pointers.data(), sizes.data(), pointers.size(), sys.stream());
+}
+
+/// @brief Σ_ij |w_ij·g_ij| in double (thrust::inner_product on the system's stream).
+template <class T>
+double weight_sensitivity(const system& sys, dview<const T> w, dview<const T> g) {
+  return raw::weight_sensitivity(w.data(), g.data(), w.size(), sys.stream());
 }
 
 }  // namespace tprod::backend::cuda

@@ -7,6 +7,7 @@
 #include <complex>
 
 #include "tprod/backend/kernels/activation.hpp"
+#include "tprod/backend/kernels/additive_attention.hpp"
 #include "tprod/backend/kernels/attention.hpp"
 #include "tprod/backend/kernels/dimension_wise_attention.hpp"
 #include "tprod/backend/kernels/elementwise.hpp"
@@ -18,6 +19,7 @@
 #include "tprod/backend/kernels/sequence.hpp"
 #include "tprod/backend/kernels/slice_factorization.hpp"
 #include "tprod/backend/kernels/slice_linear.hpp"
+#include "tprod/backend/kernels/spectral_attention.hpp"
 #include "tprod/backend/kernels/transform.hpp"
 #include "tprod/transform/dct.hpp"
 #include "tprod/transform/dft.hpp"
@@ -44,6 +46,7 @@ template <class Sys, class T, class S>
 concept nn_backend_for = slice_linear_tasks<Sys, T, S> && activation_tasks<Sys, T, S> &&
                          layer_norm_tasks<Sys, T, S> && optimizer_tasks<Sys, T, S> && embedding_tasks<Sys, T, S> &&
                          attention_tasks<Sys, T, S> && dimension_wise_attention_tasks<Sys, T, S> &&
+                         additive_attention_tasks<Sys, T, S> && spectral_attention_tasks<Sys, T, S> &&
                          sequence_tasks<Sys, T, S>;
 
 }  // namespace tprod::backend::kernels

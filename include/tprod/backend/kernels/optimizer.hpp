@@ -8,6 +8,8 @@
 ///                                        θ ← decay·θ − step·m / (√(v·inv_c2) + ε)
 ///                                      with c = {β₁, β₂, step = η/(1−β₁ᵗ), inv_c2 = 1/(1−β₂ᵗ), ε, decay = 1 − ηλ}
 ///   squared_norm_total(sys, tensors)   Σ_i ‖x_i‖²_F, accumulated in double              → double
+///   weight_sensitivity(sys, w, g)      Σ_ij |w_ij·g_ij| in double (a weight's first-order importance, the loss
+///                                      change estimated for its removal; nn/model/mpo_finetune.hpp) → double
 #include <span>
 
 #include "tprod/backend/kernels/nn_kinds.hpp"
@@ -29,6 +31,7 @@ concept optimizer_tasks = requires(const Sys& sys, std::span<const adamw_slot<T,
                                    std::span<const tensor3_view<const T, dextents3, S>> tensors) {
   adamw_update(sys, slots, c);
   { squared_norm_total(sys, tensors) } -> std::same_as<double>;
+  { weight_sensitivity(sys, tensors[0], tensors[0]) } -> std::same_as<double>;
 };
 
 }  // namespace tprod::backend::kernels

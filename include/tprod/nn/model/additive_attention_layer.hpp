@@ -9,29 +9,33 @@
 ///   O_i^h = Σ_j A_ij V_j^h,   Y = [O^1 … O^H]·W_O + b_O.
 /// Parameters (4d² + 5d): W_QKV (d×3d), b_QKV (1×3d), the score vectors v = [v_1 … v_H] (1×d), W_O (d×d), b_O
 /// (1×d), all as p = 1 tensors. The T×T scores cost T²·d tanh evaluations per sequence (a dot product's T²·d
-/// multiply-adds, each a tanh), run over the (sequence, head) blocks on all threads; the backward pass evaluates
-/// the tanh again rather than storing T²·d of them.
+/// multiply-adds, each a tanh); the backend's additive-attention tasks (backend/kernels/additive_attention.hpp) run
+/// them over the (head, sequence) blocks, and the backward pass evaluates the tanh again rather than storing T²·d of
+/// them. The layer computes in the memory space S of its parameters (`nn::copy(params, device_space{})` moves them).
 ///
 /// Backward, with dS_ij = A_ij (dA_ij − Σ_k A_ik dA_ik) and t_ij = tanh(Q_i^h + K_j^h):
 ///   dQ_i^h = Σ_j dS_ij v_h ⊙ (1 − t_ij²),   dK_j^h = Σ_i dS_ij v_h ⊙ (1 − t_ij²),   dv_h = Σ_ij dS_ij t_ij.
-#include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "tprod/core/parallel.hpp"
-#include "tprod/nn/detail/common.hpp"
+#include "tprod/backend/kernels/additive_attention.hpp"
+#include "tprod/nn/detail/attention_kernels.hpp"
+#include "tprod/nn/detail/slice_gemm.hpp"
 #include "tprod/nn/model/layer.hpp"
 
 namespace tprod::nn {
 
-/// @brief The additive attention's parameters (see the file comment), p = 1 tensors.
-template <std::floating_point T>
+/// @brief The additive attention's parameters (see the file comment), p = 1 tensors in memory space S.
+template <std::floating_point T, memory_space S = host_space>
 struct additive_attention_params {
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
   std::size_t heads = 1;
-  tensor3<T> w_qkv, b_qkv, score, w_o, b_o;
+  tensor w_qkv, b_qkv, score, w_o, b_o;
 
   std::size_t width() const { return w_o.m(); }
   template <class F>
@@ -62,140 +66,103 @@ additive_attention_params<T> make_additive_attention_params(std::size_t d, std::
   return {heads, draw(d, 3 * d, a), draw(1, 3 * d, a), draw(1, d, a_h), draw(d, d, a), draw(1, d, a)};
 }
 
-template <std::floating_point T>
-class additive_attention_layer {
-  using matrix = tprod::detail::dense_matrix<T>;
+template <std::floating_point T, class S>
+additive_attention_params<T, S> zeros_like(const additive_attention_params<T, S>& p) {
+  const auto zero = [](const tensor3<T, dextents3, S>& t) { return tensor3<T, dextents3, S>(t.m(), t.n(), t.p()); };
+  return {p.heads, zero(p.w_qkv), zero(p.b_qkv), zero(p.score), zero(p.w_o), zero(p.b_o)};
+}
 
+/// @brief The parameters copied to memory space To.
+template <memory_space To, std::floating_point T, class S>
+additive_attention_params<T, To> copy(const additive_attention_params<T, S>& p, To to) {
+  return {p.heads, copy(p.w_qkv, to), copy(p.b_qkv, to), copy(p.score, to), copy(p.w_o, to), copy(p.b_o, to)};
+}
+
+template <std::floating_point T, memory_space S = host_space>
+class additive_attention_layer {
  public:
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
   std::string name = "ada";
 
-  explicit additive_attention_layer(additive_attention_params<T> prm, std::string layer_name = "ada")
-      : name(std::move(layer_name)), value_(std::move(prm)), grad_(value_) {
-    grad_.for_each([](std::string_view, tensor3<T>& g) { g.elements().setZero(); });
-  }
+  explicit additive_attention_layer(additive_attention_params<T, S> prm, std::string layer_name = "ada")
+      : name(std::move(layer_name)), params_(std::move(prm)), fresh_(zeros_like(params_.value)) {}
 
-  const additive_attention_params<T>& params() const { return value_; }
+  const additive_attention_params<T, S>& params() const { return params_.value; }
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
-    const std::size_t d = value_.width();
+  const tensor& forward(const tensor& x, const batch& b) {
+    const std::size_t d = params_.value.width();
     TPROD_EXPECTS(x.p() == 1 && x.n() == d,
                   "nn::additive_attention_layer: input " + x.shape() + " must be (B·T)x" + std::to_string(d) + "x1");
     TPROD_EXPECTS(b.size > 0 && x.m() % b.size == 0 && (b.lengths.empty() || b.lengths.size() == b.size),
                   "nn::additive_attention_layer: input " + x.shape() + " is not whole sequences of a batch of " +
                       std::to_string(b.size) + " with one length each");
-    batch_ = b.size;
-    steps_ = x.m() / b.size;
-    lengths_ = b.lengths;
-    x_ = x.slice(0);
-    qkv_.noalias() = x_ * value_.w_qkv.slice(0);
-    qkv_.rowwise() += value_.b_qkv.slice(0).row(0);
-    probs_.resize(Eigen::Index(steps_), Eigen::Index(steps_ * blocks()));
-    o_.resize(x_.rows(), Eigen::Index(d));
-    for_each_block([&](std::size_t blk, std::size_t seq, std::size_t h) {
-      const Eigen::Index t = Eigen::Index(steps_), dh = Eigen::Index(head_width()), first = Eigen::Index(seq) * t;
-      const Eigen::Index valid = Eigen::Index(valid_keys(seq));
-      const auto q = qkv_.block(first, Eigen::Index(h) * dh, t, dh);
-      const auto k = qkv_.block(first, Eigen::Index(d + h * head_width()), valid, dh);
-      const auto v = qkv_.block(first, Eigen::Index(2 * d + h * head_width()), valid, dh);
-      const auto score = value_.score.slice(0).row(0).segment(Eigen::Index(h) * dh, dh).transpose();
-      auto a = probs_.middleCols(Eigen::Index(blk) * t, t);
-      a.setZero();
-      for (Eigen::Index i = 0; i < t; ++i) {
-        auto row = a.row(i).head(valid);
-        row = ((k.rowwise() + q.row(i)).array().tanh().matrix() * score).transpose();  // s_ij over the valid j
-        row = (row.array() - row.maxCoeff()).exp().matrix();
-        row /= row.sum();
-      }
-      o_.block(first, Eigen::Index(h) * dh, t, dh).noalias() = a.leftCols(valid) * v;
-    });
-    detail::ensure_shape(out_, x.m(), d, 1);
-    auto y = out_.slice(0);
-    y.noalias() = o_ * value_.w_o.slice(0);
-    y.rowwise() += value_.b_o.slice(0).row(0);
+    const std::size_t steps = x.m() / b.size;
+    for (std::size_t s = 0; s < b.lengths.size(); ++s)
+      TPROD_EXPECTS(b.lengths[s] > 0, "nn::additive_attention_layer: sequence " + std::to_string(s) +
+                                          " has no valid token");
+    dims_ = {{1, params_.value.heads, b.size, steps, steps, d / params_.value.heads}};
+    mask_ = attention_mask{false, b.lengths};
+    for (auto& n : mask_.key_lengths) n = std::min(n, steps);
+    x_ = x;
+    const auto& w = params_.value;
+    detail::slice_linear_forward(x_, w.w_qkv, w.b_qkv, 0, 3 * d, qkv_);
+    detail::ensure_shape(probs_, steps, steps, dims_.blocks());
+    detail::ensure_shape(o_, x.m(), d, 1);
+    detail::tally_macs(2 * dims_.block_product_macs());  // the scores (a tanh each) and O = Pᵀ·V
+    const auto src = sources<const T>(qkv_.data());
+    additive_forward_blocks(tprod::detail::system_of<S>(), dims_, src.q, src.k, src.v, w.score.dynamic_view(),
+                            detail::masking_of(mask_), probs_.dynamic_view(), layout<T>(o_.data(), d, 0));
+    detail::slice_linear_forward(o_, w.w_o, w.b_o, 0, d, out_);
     return out_;
   }
 
-  const tensor3<T>& backward(const tensor3<T>& dy) {
-    const std::size_t d = value_.width();
-    TPROD_EXPECTS(dy.m() == std::size_t(x_.rows()) && dy.n() == d && dy.p() == 1,
+  const tensor& backward(const tensor& dy) {
+    const std::size_t d = params_.value.width();
+    TPROD_EXPECTS(dy.m() == x_.m() && dy.n() == d && dy.p() == 1,
                   "nn::additive_attention_layer: gradient " + dy.shape() + " does not match the last forward");
-    const auto g = dy.slice(0);
-    grad_.w_o.slice(0).noalias() += o_.transpose() * g;
-    grad_.b_o.slice(0) += g.colwise().sum();
-    const matrix d_o = g * value_.w_o.slice(0).transpose();
-    dqkv_.setZero(qkv_.rows(), qkv_.cols());
-    d_score_.setZero(Eigen::Index(blocks()), Eigen::Index(head_width()));  // one row per block, summed in order
-    for_each_block([&](std::size_t blk, std::size_t seq, std::size_t h) {
-      const Eigen::Index t = Eigen::Index(steps_), dh = Eigen::Index(head_width()), first = Eigen::Index(seq) * t;
-      const Eigen::Index valid = Eigen::Index(valid_keys(seq)), kc = Eigen::Index(d + h * head_width());
-      const Eigen::Index qc = Eigen::Index(h) * dh, vc = Eigen::Index(2 * d + h * head_width());
-      const auto a = probs_.middleCols(Eigen::Index(blk) * t, t).leftCols(valid);
-      const auto q = qkv_.block(first, qc, t, dh);
-      const auto k = qkv_.block(first, kc, valid, dh);
-      const auto v = qkv_.block(first, vc, valid, dh);
-      const auto d_out = d_o.block(first, qc, t, dh);
-      const auto score = value_.score.slice(0).row(0).segment(qc, dh);
-      dqkv_.block(first, vc, valid, dh).noalias() = a.transpose() * d_out;  // dV = Aᵀ dO
-      matrix ds = d_out * v.transpose();                                    // dA, then dS
-      for (Eigen::Index i = 0; i < t; ++i) {
-        const T inner = a.row(i).dot(ds.row(i));
-        ds.row(i) = (a.row(i).array() * (ds.row(i).array() - inner)).matrix();
-      }
-      auto dq = dqkv_.block(first, qc, t, dh);
-      auto dk = dqkv_.block(first, kc, valid, dh);
-      auto dv = d_score_.row(Eigen::Index(blk));
-      matrix th(valid, dh), gq(valid, dh);  // one query's rows at a time, reused across the queries
-      for (Eigen::Index i = 0; i < t; ++i) {
-        th = (k.rowwise() + q.row(i)).array().tanh().matrix();  // t_ij for every valid j
-        dv.noalias() += ds.row(i) * th;
-        gq = (ds.row(i).transpose() * score).array() * (T(1) - th.array().square());  // dS_ij v ⊙ (1 − t_ij²)
-        dq.row(i) += gq.colwise().sum();
-        dk += gq;
-      }
-    });
-    auto d_score = grad_.score.slice(0);
-    for (std::size_t blk = 0; blk < blocks(); ++blk) {
-      const std::size_t h = blk % value_.heads;
-      d_score.row(0).segment(Eigen::Index(h * head_width()), Eigen::Index(head_width())) +=
-          d_score_.row(Eigen::Index(blk));
-    }
-    grad_.w_qkv.slice(0).noalias() += x_.transpose() * dqkv_;
-    grad_.b_qkv.slice(0) += dqkv_.colwise().sum();
-    detail::ensure_shape(dx_, dy.m(), d, 1);
-    dx_.slice(0).noalias() = dqkv_ * value_.w_qkv.slice(0).transpose();
+    const auto& w = params_.value;
+    detail::slice_linear_backward(o_, w.w_o, dy, 0, &d_o_, false, fresh_.w_o, fresh_.b_o);
+    detail::ensure_shape_like(dqkv_, qkv_);
+    detail::tally_macs(4 * dims_.block_product_macs());  // dV, dP, and the tanh passes of dQ and dK
+    const auto src = sources<const T>(qkv_.data());
+    const auto dst = sources<T>(dqkv_.data());
+    additive_backward_blocks(tprod::detail::system_of<S>(), dims_, src.q, src.k, src.v, w.score.dynamic_view(),
+                             detail::masking_of(mask_), std::as_const(probs_).dynamic_view(),
+                             layout<const T>(d_o_.data(), d, 0), dst.q, dst.k, dst.v, fresh_.score.dynamic_view());
+    detail::slice_linear_backward(x_, w.w_qkv, dqkv_, 0, &dx_, false, fresh_.w_qkv, fresh_.b_qkv);
+    params_.accumulate(fresh_);
     return dx_;
   }
 
   /// f(name, value, gradient): "<name>.w_qkv", "<name>.b_qkv", "<name>.score", "<name>.w_o", "<name>.b_o".
   template <class F>
   void for_each_parameter(F&& f) {
-    std::vector<tensor3<T>*> grads;
-    grad_.for_each([&](std::string_view, tensor3<T>& g) { grads.push_back(&g); });
-    std::size_t i = 0;
-    value_.for_each([&](std::string_view n, tensor3<T>& v) { f(name + "." + std::string(n), v, *grads[i++]); });
+    detail::visit_prefixed(params_, name, f);
   }
 
  private:
-  std::size_t head_width() const { return value_.width() / value_.heads; }
-  std::size_t blocks() const { return batch_ * value_.heads; }
-  std::size_t valid_keys(std::size_t seq) const {
-    const std::size_t n = lengths_.empty() ? steps_ : std::min(lengths_[seq], steps_);
-    TPROD_EXPECTS(n > 0, "nn::additive_attention_layer: sequence " + std::to_string(seq) + " has no valid token");
-    return n;
+  /// The head blocks of a (B·T)×width×1 tensor whose heads start at column col0.
+  template <class E>
+  backend::kernels::head_layout<E> layout(E* data, std::size_t width, std::size_t col0) const {
+    return detail::blocks_of<E>(data, x_.m(), width, col0).layout();
   }
-  /// f(block, sequence, head) for every (sequence, head) block, on all threads: the blocks touch disjoint rows and
-  /// columns of every output.
-  template <class F>
-  void for_each_block(F&& f) {
-    tprod::detail::parallel_for(blocks(), num_threads(),
-                               [&](std::size_t blk) { f(blk, blk / value_.heads, blk % value_.heads); });
+  template <class E>
+  struct qkv_layouts {
+    backend::kernels::head_layout<E> q, k, v;
+  };
+  /// Q, K and V inside the (B·T)×3d×1 tensor [Q | K | V].
+  template <class E>
+  qkv_layouts<E> sources(E* qkv) const {
+    const std::size_t d = params_.value.width();
+    return {layout<E>(qkv, 3 * d, 0), layout<E>(qkv, 3 * d, d), layout<E>(qkv, 3 * d, 2 * d)};
   }
 
-  additive_attention_params<T> value_, grad_;
-  std::size_t batch_ = 0, steps_ = 0;
-  std::vector<std::size_t> lengths_;
-  matrix x_, qkv_, probs_, o_, dqkv_, d_score_;
-  tensor3<T> out_, dx_;
+  trainable<T, additive_attention_params<T, S>> params_;
+  additive_attention_params<T, S> fresh_;  ///< the last backward pass's gradients, before they are added
+  detail::attention_dims dims_{};
+  attention_mask mask_;
+  tensor x_, qkv_, probs_, o_, out_, d_o_, dqkv_, dx_;
 };
 
 }  // namespace tprod::nn

@@ -5,7 +5,8 @@
 ///   input → positional → dropout → N encoder layers → pool → flatten → linear head,
 /// in two builds: a text classifier (token embedding, sinusoidal positions with paper 000's α strategies, mean
 /// pooling over the valid tokens) and a vision transformer (patch projection, class token, learned positions,
-/// class-token pooling), and the training/evaluation step shared by both.
+/// class-token pooling); paper 002's classifier around any one attention layer; and the training/evaluation step
+/// shared by all.
 ///
 /// The encoder runs under the L-product with transform L over p slices; p = 1 with the identity transform is
 /// the standard Transformer. The head is a p = 1 linear layer on Mat_p of the pooled tensor (all d = p·d_s
@@ -19,6 +20,7 @@
 
 #include "tprod/nn/layer_config.hpp"
 #include "tprod/nn/loss.hpp"
+#include "tprod/nn/model/activation_layer.hpp"
 #include "tprod/nn/model/dropout.hpp"
 #include "tprod/nn/model/encoder_stack.hpp"
 #include "tprod/nn/model/input_layers.hpp"
@@ -208,6 +210,49 @@ vit_classifier<T, L, To> make_vit_classifier(const vit_config& c, const L& l, To
       flatten_layer<T, To>{},
       linear_layer<T, identity_transform, To>(
           to_space<To>(make_linear_params<T>(ds * p, c.classes, 1, identity_transform{}, c.seed + 3)), "head"));
+}
+
+/// @brief Paper 002's sequence classifier (§6) around one attention layer of width d, the same for every attention
+/// of a comparison: token embedding (d) → sinusoidal positions → the attention → mean pooling over the valid tokens
+/// → dropout → a hidden ReLU layer → dropout → a linear softmax layer.
+struct attention_classifier_config {
+  std::size_t vocabulary = 0;
+  std::size_t width = 0;    ///< d, the attention's input and output width
+  std::size_t hidden = 20;  ///< units of the ReLU layer (paper 002: 20)
+  std::size_t classes = 2;
+  double dropout = 0.1;
+  double embedding_scale = 0.5;
+  std::uint64_t seed = 1;
+};
+
+/// The model around attention layer M, in M's memory space.
+template <std::floating_point T, layer<T> M, memory_space S = layer_space_t<M>>
+using attention_classifier =
+    sequential<T, token_embedding<T, S>, positional_layer<T, sinusoidal_positional_params<T, S>>, M,
+               pooling_layer<T, S>, dropout<T, S>, flatten_layer<T, S>, linear_layer<T, identity_transform, S>,
+               activation_layer<T, S>, dropout<T, S>, linear_layer<T, identity_transform, S>>;
+
+/// @brief The classifier of config c around `attention` (a layer taking and returning (B·T)×d×1, e.g.
+/// attention_layer, spectral_attention_layer or additive_attention_layer), in the attention's memory space: the
+/// other parameters are drawn on the host (the same initial values in either space) and copied there once.
+/// @throws shape_error when a size is zero or there are fewer than 2 classes.
+template <std::floating_point T, layer<T> M>
+attention_classifier<T, M> make_attention_classifier(M attention, const attention_classifier_config& c) {
+  using S = layer_space_t<M>;
+  using detail::to_space;
+  using linear = linear_layer<T, identity_transform, S>;
+  TPROD_EXPECTS(c.vocabulary > 0 && c.width > 0 && c.hidden > 0 && c.classes >= 2,
+                "nn::make_attention_classifier: need a vocabulary, a width, hidden units and at least 2 classes");
+  return attention_classifier<T, M>(
+      token_embedding<T, S>(to_space<S>(make_embedding_params<T>(c.vocabulary, c.width, c.seed, T(c.embedding_scale))),
+                            1),
+      positional_layer<T, sinusoidal_positional_params<T, S>>(
+          to_space<S>(make_sinusoidal_positional<T>(1, alpha_strategy::standard))),
+      std::move(attention), pooling_layer<T, S>(pooling::mean), dropout<T, S>(c.dropout, c.seed + 7),
+      flatten_layer<T, S>{},
+      linear(to_space<S>(make_linear_params<T>(c.width, c.hidden, 1, identity_transform{}, c.seed + 3)), "dense"),
+      activation_layer<T, S>(activation::relu, "relu"), dropout<T, S>(c.dropout, c.seed + 8),
+      linear(to_space<S>(make_linear_params<T>(c.hidden, c.classes, 1, identity_transform{}, c.seed + 4)), "head"));
 }
 
 /// @brief The outcome of one classification step on a batch.

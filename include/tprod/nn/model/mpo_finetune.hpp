@@ -24,7 +24,10 @@
 /// ("<W's name>.core_<n>", each as an (R_{n−1}I_n)×(J_nR_n)×1 tensor), so any optimizer of the composition API
 /// (nn::parameters, nn::step) trains the cores and the rest of the model together. The merge and the cores'
 /// gradients cost the MPO layer's forward and backward passes on I rows per matrix and step, independent of the
-/// batch (measured 4–16 % of a training step in examples/mpo_finetune's model).
+/// batch (measured 4–16 % of a training step in examples/mpo_finetune's model). The model may live in any memory
+/// space: with a device model the cores and their gradients live on the device too, the merge and the cores'
+/// gradients are the MPO layer's passes there (mpo_linear_params_in, on an identity matrix kept there), and only the
+/// exact MPO of each matrix is made on the host, once, from a copy of W.
 ///
 /// **Importance** of a weight matrix (the score I_W the framework ranks by). Paper 003's text refers to the
 /// equation of I_W without printing it; tprod uses the first-order Taylor sensitivity of the loss to the matrix,
@@ -98,21 +101,24 @@ inline std::string module_group(std::string_view name) {
   return group;
 }
 
-/// @brief Σ_{i,j} |w_ij · g_ij|, one batch's term of I_W.
+/// @brief Σ_{i,j} |w_ij · g_ij|, one batch's term of I_W, in double, where the tensors live.
 /// @throws shape_error when w and g differ in size.
-template <std::floating_point T>
-double sensitivity(const tensor3<T>& w, const tensor3<T>& g) {
+template <std::floating_point T, memory_space S>
+double sensitivity(const tensor3<T, dextents3, S>& w, const tensor3<T, dextents3, S>& g) {
   TPROD_EXPECTS(w.size() == g.size(), "nn::sensitivity: weight " + w.shape() + " and gradient " + g.shape());
-  return (w.elements().template cast<double>().array() * g.elements().template cast<double>().array()).abs().sum();
+  using view = tensor3_view<const T, dextents3, S>;
+  return weight_sensitivity(tprod::detail::system_of<S>(), view(w.data(), w.size(), 1, 1),
+                            view(g.data(), g.size(), 1, 1));
 }
 
 namespace detail {
 /// The value and gradient tensors of parameter `name` of a layer, or a shape_error listing what the layer has.
 template <std::floating_point T, layer<T> M>
-std::pair<tensor3<T>*, tensor3<T>*> find_parameter(M& model, const std::string& name, const char* where) {
-  std::pair<tensor3<T>*, tensor3<T>*> found{nullptr, nullptr};
+std::pair<layer_tensor<M, T>*, layer_tensor<M, T>*> find_parameter(M& model, const std::string& name,
+                                                                   const char* where) {
+  std::pair<layer_tensor<M, T>*, layer_tensor<M, T>*> found{nullptr, nullptr};
   std::string known;
-  model.for_each_parameter([&](std::string_view n, tensor3<T>& v, tensor3<T>& g) {
+  model.for_each_parameter([&](std::string_view n, layer_tensor<M, T>& v, layer_tensor<M, T>& g) {
     if (n == name) found = {&v, &g};
     known += (known.empty() ? "" : ", ") + std::string(n);
   });
@@ -130,19 +136,20 @@ std::pair<tensor3<T>*, tensor3<T>*> find_parameter(M& model, const std::string& 
 template <std::floating_point T, layer<T> M>
 std::vector<std::string> weight_matrix_names(M& model) {
   std::vector<std::string> names;
-  model.for_each_parameter([&](std::string_view n, tensor3<T>& v, tensor3<T>&) {
+  model.for_each_parameter([&](std::string_view n, layer_tensor<M, T>& v, layer_tensor<M, T>&) {
     if (v.p() == 1 && v.m() > 1 && v.n() > 1) names.emplace_back(n);
   });
   return names;
 }
 
-/// @brief I_W of chosen weight matrices, accumulated batch by batch: call accumulate() after each backward pass
-/// (before the gradients are cleared).
-template <std::floating_point T>
+/// @brief I_W of chosen weight matrices of a model in memory space S, accumulated batch by batch: call accumulate()
+/// after each backward pass (before the gradients are cleared).
+template <std::floating_point T, memory_space S = host_space>
 class importance_meter {
  public:
   /// @throws shape_error naming an unknown parameter or one over p > 1 slices.
   template <layer<T> M>
+    requires std::same_as<layer_space_t<M>, S>
   importance_meter(M& model, const std::vector<std::string>& names) {
     for (const auto& n : names) {
       const auto [v, g] = detail::find_parameter<T>(model, n, "nn::importance_meter");
@@ -163,8 +170,8 @@ class importance_meter {
  private:
   struct entry {
     std::string name;
-    const tensor3<T>* value;
-    const tensor3<T>* grad;
+    const tensor3<T, dextents3, S>* value;
+    const tensor3<T, dextents3, S>* grad;
   };
   std::vector<entry> entries_;
   std::map<std::string, double> scores_;
@@ -197,11 +204,16 @@ inline std::vector<std::string> select_top(const std::map<std::string, double>& 
 }
 
 /// @brief A dense model with some of its weight matrices trained as exact MPOs (see the file comment); itself a
-/// layer. It refers to `model`, which must outlive it; the over-parameterized matrices of the model are
-/// overwritten by merge(𝒢) at every forward pass, so they are not to be changed directly.
+/// layer, in the model's memory space. It refers to `model`, which must outlive it; the over-parameterized matrices
+/// of the model are overwritten by merge(𝒢) at every forward pass, so they are not to be changed directly.
 template <std::floating_point T, layer<T> M>
 class mpo_overparameterized {
+  using S = layer_space_t<M>;
+  static constexpr bool on_host = std::same_as<S, host_space>;
+
  public:
+  using memory_space_type = S;
+  using tensor = tensor3<T, dextents3, S>;
   std::string name;  ///< the model's: parameter names are the model's ("encoder.0.attn.w_qkv.core_1")
 
   explicit mpo_overparameterized(M& model) : name(model.name), model_(&model) {}
@@ -228,12 +240,19 @@ class mpo_overparameterized {
                   std::string(where) + ": '" + parameter + "' is " + e->value->shape() + ", which does not factor as (" +
                       tprod::shape_string(f.row_dims) + ") x (" + tprod::shape_string(f.col_dims) +
                       ") with as many row as column factors");
-    e->cores = mpo_linear_from_dense<T>(dense_matrix<T>(e->value->slice(0)), f.row_dims, f.col_dims);
+    const tensor3<T> w = tprod::detail::in_space<host_space>(*e->value);  // the exact MPO is made on the host
+    e->cores = mpo_linear_from_dense<T>(dense_matrix<T>(w.slice(0)), f.row_dims, f.col_dims);
     for (const auto& c : e->cores.weight.cores) {
       const auto s = c.shape();
-      e->core_values.emplace_back(s[0] * s[1], s[2] * s[3], 1);
-      std::copy(c.data(), c.data() + c.size(), e->core_values.back().data());
+      tensor3<T> value(s[0] * s[1], s[2] * s[3], 1);
+      std::copy(c.data(), c.data() + c.size(), value.data());
+      e->core_values.push_back(tprod::detail::in_space<S>(std::move(value)));
       e->core_grads.emplace_back(s[0] * s[1], s[2] * s[3], 1);
+    }
+    if constexpr (!on_host) {  // X = I_I for the merge's MPO pass
+      tensor3<T> identity(rows, rows, 1);
+      identity.slice(0).setIdentity();
+      e->identity = tprod::detail::in_space<S>(std::move(identity));
     }
     entries_.push_back(std::move(e));
   }
@@ -254,10 +273,10 @@ class mpo_overparameterized {
     std::erase_if(names, [&](const std::string& n) { return contains(n); });
     return names;
   }
-  /// The current MPO of an over-parameterized matrix. @throws shape_error for another name.
+  /// The current MPO of an over-parameterized matrix (on the host). @throws shape_error for another name.
   const mpo<T>& weight(const std::string& parameter) {
     for (const auto& e : entries_)
-      if (e->name == parameter) return load_cores(*e).weight;
+      if (e->name == parameter) return host_cores(*e).weight;
     throw shape_error("nn::mpo_overparameterized::weight: '" + parameter + "' is not over-parameterized");
   }
   /// Σ of the cores' entries over all over-parameterized matrices.
@@ -273,19 +292,29 @@ class mpo_overparameterized {
     return *model_;
   }
 
-  const tensor3<T>& forward(const tensor3<T>& x, const batch& b) {
+  const tensor& forward(const tensor& x, const batch& b) {
     merge();  // the cores may have changed since (an optimizer step, a finite difference): cheap next to the model
     return model_->forward(x, b);
   }
 
   /// The model's backward, then ∂L/∂𝒢_n (added into the cores' gradients) from ∂L/∂W, which is cleared.
-  const tensor3<T>& backward(const tensor3<T>& dy) {
-    const tensor3<T>& dx = model_->backward(dy);
+  const tensor& backward(const tensor& dy) {
+    const tensor& dx = model_->backward(dy);
+    const auto sys = tprod::detail::system_of<S>();
     for (auto& e : entries_) {
-      const auto g = mpo_linear_backward<T>(e->cores, e->saved, e->grad->slice(0));
-      for (std::size_t n = 0; n < e->core_grads.size(); ++n)
-        e->core_grads[n].elements() += tprod::detail::elements(g.d_params.weight.cores[n]);
-      e->grad->elements().setZero();
+      if constexpr (on_host) {
+        const auto g = mpo_linear_backward<T>(e->cores, e->saved, e->grad->slice(0));
+        for (std::size_t n = 0; n < e->core_grads.size(); ++n)
+          e->core_grads[n].elements() += tprod::detail::elements(g.d_params.weight.cores[n]);
+      } else {
+        const auto g = mpo_linear_backward(e->cores_in, e->saved_in, *e->grad);
+        for (std::size_t n = 0; n < e->core_grads.size(); ++n) {
+          tensor& grad = e->core_grads[n];
+          axpy(sys, T(1), g.d_params.weight.cores[n].flat(),
+               tensor3_view<T, dextents3, S>(grad.data(), grad.size(), 1, 1));
+        }
+      }
+      fill(sys, e->grad->view(), T(0));
     }
     return dx;
   }
@@ -293,7 +322,7 @@ class mpo_overparameterized {
   /// The model's parameters except the over-parameterized matrices, then every matrix's cores.
   template <class F>
   void for_each_parameter(F&& f) {
-    model_->for_each_parameter([&](std::string_view n, tensor3<T>& v, tensor3<T>& g) {
+    model_->for_each_parameter([&](std::string_view n, tensor& v, tensor& g) {
       if (!contains(std::string(n))) f(n, v, g);
     });
     for (auto& e : entries_)
@@ -304,26 +333,44 @@ class mpo_overparameterized {
  private:
   struct entry {
     std::string name;
-    tensor3<T>* value = nullptr;  // W in the model
-    tensor3<T>* grad = nullptr;   // ∂L/∂W in the model
-    mpo_linear_params<T> cores;   // the MPO layer's weight, loaded from core_values before use
-    std::vector<tensor3<T>> core_values, core_grads;  // what an optimizer trains (stable addresses)
-    mpo_linear_saved<T> saved;    // the merge's forward state, for the backward
+    tensor* value = nullptr;     // W in the model
+    tensor* grad = nullptr;      // ∂L/∂W in the model
+    mpo_linear_params<T> cores;  // the MPO layer's weight on the host, loaded from core_values before use
+    std::vector<tensor> core_values, core_grads;  // what an optimizer trains (stable addresses)
+    mpo_linear_saved<T> saved;   // the host's merge: its forward state, for the backward
     dense_matrix<T> merged;
+    mpo_linear_params_in<T, S> cores_in;  // outside the host: the cores, the identity and the merge's state in S
+    mpo_linear_saved_in<T, S> saved_in;
+    tensor identity, merged_in;
   };
 
-  static mpo_linear_params<T>& load_cores(entry& e) {
-    for (std::size_t n = 0; n < e.core_values.size(); ++n)
-      tprod::detail::elements(e.cores.weight.cores[n]) = e.core_values[n].elements();
+  /// The host cores with the values an optimizer last wrote.
+  static mpo_linear_params<T>& host_cores(entry& e) {
+    for (std::size_t n = 0; n < e.core_values.size(); ++n) {
+      if constexpr (on_host) {
+        tprod::detail::elements(e.cores.weight.cores[n]) = e.core_values[n].elements();
+      } else {
+        const tensor3<T> v = tprod::detail::in_space<host_space>(e.core_values[n]);
+        std::copy(v.data(), v.data() + v.size(), e.cores.weight.cores[n].data());
+      }
+    }
     return e.cores;
   }
 
   void merge() {
     for (auto& e : entries_) {
-      const std::size_t rows = e->value->m();
-      mpo_linear_forward<T>(load_cores(*e), dense_matrix<T>::Identity(Eigen::Index(rows), Eigen::Index(rows)), e->merged,
-                            e->saved);
-      e->value->slice(0) = e->merged;
+      if constexpr (on_host) {
+        const std::size_t rows = e->value->m();
+        mpo_linear_forward<T>(host_cores(*e), dense_matrix<T>::Identity(Eigen::Index(rows), Eigen::Index(rows)),
+                              e->merged, e->saved);
+        e->value->slice(0) = e->merged;
+      } else {
+        e->cores_in.weight.cores.resize(e->core_values.size());
+        for (std::size_t n = 0; n < e->core_values.size(); ++n)
+          e->cores_in.weight.cores[n] = ndtensor_in<T, S>(shape_of(e->cores.weight.cores[n]), e->core_values[n]);
+        mpo_linear_forward(e->cores_in, e->identity, e->merged_in, e->saved_in);
+        copy(tprod::detail::system_of<S>(), cview(e->merged_in), e->value->view());
+      }
     }
   }
 

@@ -27,8 +27,8 @@ class sequential {
   using memory_space_type = layer_space_t<std::tuple_element_t<0, std::tuple<Ms...>>>;
   using tensor = tensor3<T, dextents3, memory_space_type>;
   static_assert((std::same_as<layer_space_t<Ms>, memory_space_type> && ...),
-                "tprod::nn::sequential: every layer must live in the same memory space (attention_layer, "
-                "activation_layer, spectral_attention_layer and additive_attention_layer run on the host only)");
+                "tprod::nn::sequential: every layer must live in the same memory space (a layer type that names no "
+                "space, such as activation_layer<T>, lives on the host: give each layer the model's space)");
 
   explicit sequential(Ms... layers) : layers_(std::make_unique<std::tuple<Ms...>>(std::move(layers)...)) {}
 

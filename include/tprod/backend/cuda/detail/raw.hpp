@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "tprod/backend/kernels/attention_blocks.hpp"
 #include "tprod/backend/kernels/nn_kinds.hpp"
 
 namespace tprod::backend::cuda::raw {
@@ -122,6 +123,32 @@ template <class T>
 void valid_rows(const T* src, std::size_t ld, std::size_t slice_stride, std::size_t col0, T* dst, std::size_t seq,
                 std::size_t batch, std::size_t width, std::size_t p, const std::size_t* key_lengths, bool scaled,
                 cudaStream_t stream);
+/// @brief Additive attention's scores (src/cuda/attention.cu): P_f(k, t) = wᵀ tanh(Q_t + K_k) for every block f of
+/// `d`, w the block's d_h entries of the 1×(h·d_h)×p score tensor, for the valid keys k of query t (causal: k ≤ t;
+/// key_lengths, a host array of d.batch or nullptr: k < key_lengths[b]) and 0 beyond; the softmax follows apart.
+template <class T>
+void additive_scores(const kernels::attention_blocks& d, kernels::head_layout<const T> q,
+                     kernels::head_layout<const T> k, const T* score, bool causal, const std::size_t* key_lengths,
+                     T* probs, cudaStream_t stream);
+/// @brief From dS (the softmax's backward pass, T_k×T_q per block): dQ_t = Σ_k dS(k, t) w ⊙ (1 − t_tk²) and
+/// dK_k = Σ_t dS(k, t) w ⊙ (1 − t_tk²) over the valid pairs (assigned), and d_score (1×(h·d_h)×p, assigned) =
+/// Σ_b Σ_{t,k} dS(k, t) t_tk, summed over the sequences in order.
+template <class T>
+void additive_score_gradients(const kernels::attention_blocks& d, kernels::head_layout<const T> q,
+                              kernels::head_layout<const T> k, const T* score, bool causal,
+                              const std::size_t* key_lengths, const T* ds, kernels::head_layout<T> dq,
+                              kernels::head_layout<T> dk, T* d_score, cudaStream_t stream);
+/// @brief TSA's graph (src/cuda/attention.cu) from the unscaled K_b·K_bᵀ of `batch` sequences of `steps` tokens in
+/// `scores` (steps×steps×batch): psi_t_b(j, i) = Ω(i, j)·max(scale·scores_b(i, j), 0) for i ≠ j both below n_b
+/// (key_lengths, a host array of `batch`, or nullptr: all steps), 0 elsewhere; then scores ← scale·scores.
+template <class T>
+void spectral_graph(T* scores, const T* omega, std::size_t steps, std::size_t batch, T scale,
+                    const std::size_t* key_lengths, T* psi_t, cudaStream_t stream);
+/// @brief d_scores_b = scale·(E_b + E_bᵀ), E_b(i, j) = Ω(i, j)·d_psi_b(i, j)·[scores_b(i, j) > 0] for i ≠ j both
+/// below n_b, 0 elsewhere.
+template <class T>
+void spectral_graph_backward(const T* scores, const T* omega, const T* d_psi, std::size_t steps, std::size_t batch,
+                             T scale, const std::size_t* key_lengths, T* d_scores, cudaStream_t stream);
 /// @brief y = σ(x), dx = g ⊙ σ'(x), and y = σ(x) with x ← σ'(x), over n elements (src/cuda/activation.cu).
 template <class T>
 void activation_forward(kernels::activation a, const T* x, T* y, std::size_t n, cudaStream_t stream);
@@ -149,6 +176,9 @@ void adamw_update(const adamw_pointers<T>* slots, std::size_t count, const kerne
 /// launch; waits for the stream.
 template <class T>
 double squared_norm_total(const T* const* tensors, const std::size_t* sizes, std::size_t count, cudaStream_t stream);
+/// @brief Σ_i |w_i·g_i| over n elements, in double (src/cuda/optimizer.cu: a Thrust reduction); waits for the stream.
+template <class T>
+double weight_sensitivity(const T* w, const T* g, std::size_t n, cudaStream_t stream);
 /// @brief The token-embedding and loss tasks (src/cuda/embedding.cu; contract: backend/kernels/embedding.hpp), the
 /// index lists in host memory: out (n×padded, column-major) = the table's columns `tokens` with zero padding
 /// features; d_table(:, token) += the rows of d_out with that token; the softmax cross-entropy of batch×classes
