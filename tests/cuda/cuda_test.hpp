@@ -8,6 +8,18 @@
 #include "tprod/cuda.hpp"
 #include "tprod_test.hpp"
 
+// The scalars of the device tests. All four (the real ones: float and double) by default, as the GPU bundle builds
+// them. A build that cannot run them (CI has no GPU: the program reports every test skipped) may compile them in
+// single precision only (CMake's TPROD_DEVICE_TEST_SCALARS=single): the templates are the same for both
+// precisions, and compiling both doubled the device tests' build, the longest part of CI's.
+#if TPROD_DEVICE_TESTS_SINGLE_PRECISION
+#define TPROD_DEVICE_SCALARS float, std::complex<float>
+#define TPROD_DEVICE_REAL_SCALARS float
+#else
+#define TPROD_DEVICE_SCALARS TPROD_TEST_SCALARS
+#define TPROD_DEVICE_REAL_SCALARS float, double
+#endif
+
 namespace tprod::test {
 
 /// ‖device − host‖_F ≤ tol<T>(n)·(‖host‖_F + 1), the device result copied to the host first.

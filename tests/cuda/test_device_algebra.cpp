@@ -8,7 +8,7 @@
 using namespace tprod;
 using namespace tprod::test;
 
-TEST_CASE_TEMPLATE("device transform and inverse_transform equal the host's", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device transform and inverse_transform equal the host's", T, TPROD_DEVICE_SCALARS) {
   for (std::size_t p : test_tubes) {
     for_each_policy(p, [&](const auto& l) {
       CAPTURE(p);
@@ -30,7 +30,7 @@ TEST_CASE_TEMPLATE("device transform and inverse_transform equal the host's", T,
 
 // The transform takes tprod's tube kernel for p, q ≤ 16 (tiles of 4 and 16 outputs, vector loads where the tube
 // count allows) and cuBLAS's GEMM beyond.
-TEST_CASE_TEMPLATE("device transform on both sides of the tube kernel's bounds", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device transform on both sides of the tube kernel's bounds", T, TPROD_DEVICE_SCALARS) {
   for (std::size_t p : {4, 5, 9, 16, 17, 31, 40, 65}) {
     for_each_policy(p, [&](const auto& l) {
       CAPTURE(p);
@@ -47,7 +47,7 @@ TEST_CASE_TEMPLATE("device transform on both sides of the tube kernel's bounds",
   }
 }
 
-TEST_CASE_TEMPLATE("device facewise and L-product equal the host's", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device facewise and L-product equal the host's", T, TPROD_DEVICE_SCALARS) {
   for (std::size_t p : test_tubes) {
     for_each_policy(p, [&](const auto& l) {
       CAPTURE(p);
@@ -82,7 +82,7 @@ TEST_CASE("device L-product in TF32 for float: close to FP32 within TF32's preci
   CHECK(double(frobenius_norm(fast - exact)) <= 1e-2 * double(frobenius_norm(exact)));
 }
 
-TEST_CASE_TEMPLATE("device transpose, identity and inverse equal the host's", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device transpose, identity and inverse equal the host's", T, TPROD_DEVICE_SCALARS) {
   for (std::size_t p : test_tubes) {
     for_each_policy(p, [&](const auto& l) {
       CAPTURE(p);
@@ -101,7 +101,7 @@ TEST_CASE_TEMPLATE("device transpose, identity and inverse equal the host's", T,
   }
 }
 
-TEST_CASE_TEMPLATE("device inverse refuses a singular slice by name, as the host does", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device inverse refuses a singular slice by name, as the host does", T, TPROD_DEVICE_SCALARS) {
   auto a = random_tensor3<T>(3, 3, 4, 50);
   for (std::size_t i = 0; i < 3; ++i) a(i, 2, 2) = a(i, 1, 2);  // identity transform: slice 2 singular
   CHECK_THROWS_WITH_AS(inverse(a, identity_transform{}), doctest::Contains("slice 2"), numerical_error);
@@ -112,7 +112,7 @@ TEST_CASE_TEMPLATE("device inverse refuses a singular slice by name, as the host
   CHECK_THROWS_WITH_AS(inverse(to_device(random_tensor3<T>(3, 4, 2, 1)), dct{}), doctest::Contains("square"), shape_error);
 }
 
-TEST_CASE_TEMPLATE("device norms and inner products equal the host's, in both domains", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device norms and inner products equal the host's, in both domains", T, TPROD_DEVICE_SCALARS) {
   for (std::size_t p : test_tubes) {
     for_each_policy(p, [&](const auto& l) {
       CAPTURE(p);
@@ -140,7 +140,7 @@ TEST_CASE("device transform-domain tensors move between spaces") {
   check_close(ahat, to_device(to_host(dhat)), 1);
 }
 
-TEST_CASE_TEMPLATE("device mode products equal the host's, the scalars promoted as on the host", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device mode products equal the host's, the scalars promoted as on the host", T, TPROD_DEVICE_SCALARS) {
   using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
   for (const auto& [m, n, p] : {std::tuple{4, 3, 5}, std::tuple{7, 2, 17}, std::tuple{3, 3, 1}, std::tuple{0, 3, 2}}) {
     CAPTURE(shape_string(m, n, p));

@@ -31,7 +31,7 @@ template <class X, class L> double orthogonality_error(const X& x, const L& l) {
 }  // namespace
 
 TEST_CASE_TEMPLATE("device svd: σ equals the host's and the factors reconstruct A, L-orthogonal", T,
-                   TPROD_TEST_SCALARS) {
+                   TPROD_DEVICE_SCALARS) {
   for (const auto& [m, n, p] : {std::tuple{5, 3, 4}, std::tuple{3, 5, 5}, std::tuple{1, 1, 1},
                                 std::tuple{40, 33, 3}, std::tuple{33, 40, 2}}) {
     for_each_policy(std::size_t(p), [&](const auto& l) {
@@ -60,7 +60,7 @@ TEST_CASE_TEMPLATE("device svd: σ equals the host's and the factors reconstruct
   }
 }
 
-TEST_CASE_TEMPLATE("device truncated and energy-truncated svd keep what the host keeps", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device truncated and energy-truncated svd keep what the host keeps", T, TPROD_DEVICE_SCALARS) {
   for (const auto& [m, n, p] : {std::tuple{6, 4, 5}, std::tuple{36, 34, 2}}) {
     for_each_policy(std::size_t(p), [&](const auto& l) {
       CAPTURE(shape_string(m, n, p));
@@ -107,7 +107,7 @@ TEST_CASE("device factorizations refuse NaN and empty tensors by name") {
   CHECK_THROWS_AS(ranks(device_tensor3<float>(3, 0, 2), dct{}), shape_error);
 }
 
-TEST_CASE_TEMPLATE("device qr: Q *_L R = A with Q L-orthogonal and R̂ upper triangular", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device qr: Q *_L R = A with Q L-orthogonal and R̂ upper triangular", T, TPROD_DEVICE_SCALARS) {
   for (const auto& [m, n, p] : {std::tuple{5, 3, 4}, std::tuple{3, 5, 5}, std::tuple{1, 1, 1}, std::tuple{40, 33, 2}}) {
     for_each_policy(std::size_t(p), [&](const auto& l) {
       CAPTURE(shape_string(m, n, p));
@@ -135,7 +135,7 @@ TEST_CASE_TEMPLATE("device qr: Q *_L R = A with Q L-orthogonal and R̂ upper tri
   }
 }
 
-TEST_CASE_TEMPLATE("device ranks equal the host's, on tensors of known tubal rank", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device ranks equal the host's, on tensors of known tubal rank", T, TPROD_DEVICE_SCALARS) {
   for (std::size_t p : {1, 4, 5}) {
     for_each_policy(p, [&](const auto& l) {
       CAPTURE(p);

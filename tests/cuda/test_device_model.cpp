@@ -6,9 +6,11 @@
 // vision transformer and of the language model (loss, every gradient, the parameters after clipping and AdamW), the
 // decoder layer and stack, the hand-composition wrappers (attention_layer, activation_layer), paper 002's attentions
 // (additive attention's layer forward and backward; the classifiers of TSA, dot-product and additive attention, a
-// training step each), paper 003's MPO over-parameterization (the merge, a training step, I_W), and checkpoints
-// written
+// training step each), paper 003's MPO over-parameterization (the merge, a training step, I_W), paper 004's
+// compression of a device model's layers, and checkpoints written
 // from one memory space and read into the other.
+// The whole-model training steps run in float, the precision the examples train in: their layers' double paths are
+// each compared above and in test_device_nn.cpp, and a model in both scalars doubled this file's compile time.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "tprod/nn/learned_transform.hpp"
 #include "tprod/nn/model.hpp"
 #include "tprod/nn/model/activation_layer.hpp"
+#include "tprod/nn/model/compress_attention.hpp"
 #include "tprod/nn/model/additive_attention_layer.hpp"
 #include "tprod/nn/model/attention_layer.hpp"
 #include "tprod/nn/model/spectral_attention_layer.hpp"
@@ -70,8 +73,7 @@ bool same(const tensor3<T>& a, const tensor3<T>& b) {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("device sequence tasks equal the host's: row blocks, their batch sum, mean pooling", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("device sequence tasks equal the host's: row blocks, their batch sum, mean pooling", T, TPROD_DEVICE_REAL_SCALARS) {
   const auto host = detail::system_of<host_space>();
   const auto dev = detail::system_of<device_space>();
   const std::size_t batch = 3, len = 7, n = 5, p = 3;
@@ -104,7 +106,7 @@ TEST_CASE_TEMPLATE("device sequence tasks equal the host's: row blocks, their ba
 }
 
 TEST_CASE_TEMPLATE("device positional encodings equal the host's: every α strategy, learnable α, the learned table", T,
-                   float, double) {
+                   TPROD_DEVICE_REAL_SCALARS) {
   const std::size_t batch = 2, len = 6, ds = 8, p = 4;
   const auto x = random_tensor3<T>(batch * len, ds, p, 5), g = random_tensor3<T>(batch * len, ds, p, 6);
   for (const auto s : {nn::alpha_strategy::standard, nn::alpha_strategy::linear, nn::alpha_strategy::exponential,
@@ -129,7 +131,7 @@ TEST_CASE_TEMPLATE("device positional encodings equal the host's: every α strat
                        doctest::Contains("learned table"), shape_error);
 }
 
-TEST_CASE_TEMPLATE("device class token, class-token pooling and flattening equal the host's", T, float, double) {
+TEST_CASE_TEMPLATE("device class token, class-token pooling and flattening equal the host's", T, TPROD_DEVICE_REAL_SCALARS) {
   const std::size_t batch = 3, len = 4, ds = 5, p = 2;
   const auto token = nn::make_class_token<T>(ds, p, 9);
   const auto dtoken = nn::copy(token, device_space{});
@@ -182,7 +184,7 @@ TEST_CASE("device dropout: cuRAND's masks keep 1 − r of the elements, scaled, 
 }
 
 TEST_CASE_TEMPLATE("device hand-composition wrappers equal the host's: attention_layer and activation_layer", T,
-                   float, double) {
+                   TPROD_DEVICE_REAL_SCALARS) {
   // two sequences of 5 tokens, the second padded after 3 (the batch's lengths are the key-padding mask)
   const std::size_t batch = 2, t = 5, ds = 8, p = 3;
   const nn::batch b(batch, {}, {5, 3});
@@ -205,7 +207,7 @@ TEST_CASE_TEMPLATE("device hand-composition wrappers equal the host's: attention
 }
 
 TEST_CASE_TEMPLATE("device additive attention (paper 002) equals the host's: heads 1 and 2, key padding, every gradient",
-                   T, float, double) {
+                   T, TPROD_DEVICE_REAL_SCALARS) {
   // three sequences of 6 tokens, width 8; the padding leaves sequence 1 a single valid key
   const std::size_t batch = 3, t = 6, d = 8;
   const auto x = random_tensor3<T>(batch * t, d, 1, 150), g = random_tensor3<T>(batch * t, d, 1, 151);
@@ -239,7 +241,7 @@ TEST_CASE_TEMPLATE("device additive attention (paper 002) equals the host's: hea
 
 TEST_CASE_TEMPLATE("device paper 002 classifiers (TSA, dot-product, additive attention): a training step equals the "
                    "host's",
-                   T, float, double) {
+                   T, float) {
   // the tsa_text_classifier example's three models at a small size: width 8, two heads, the padded batch of
   // small_text_batch, no dropout (the backends draw different masks)
   const nn::attention_classifier_config c{11, 8, 5, 3, 0.0, 0.5, 7};
@@ -270,7 +272,7 @@ TEST_CASE_TEMPLATE("device paper 002 classifiers (TSA, dot-product, additive att
 }
 
 TEST_CASE_TEMPLATE("device MPO over-parameterization (paper 003): the merge, a training step and I_W equal the host's",
-                   T, float, double) {
+                   T, float) {
   auto c = small_text_config();
   c.slices = 1;  // over-parameterization takes the p = 1 matrices of a standard model
   auto host_model = nn::make_text_classifier<T>(c, identity_transform{});
@@ -308,7 +310,35 @@ TEST_CASE_TEMPLATE("device MPO over-parameterization (paper 003): the merge, a t
   }
 }
 
-TEST_CASE_TEMPLATE("device text classifier: a whole training step equals the host's", T, float, double) {
+TEST_CASE_TEMPLATE("device TensorLLM (paper 004): a device model's layers compressed as the host's", T, float) {
+  auto c = small_text_config();
+  c.slices = 1;  // standard layers: plain W^Q, W^K, W^V, W^O
+  auto host = nn::make_text_classifier<T>(c, identity_transform{});
+  auto device = nn::make_text_classifier<T>(c, identity_transform{}, device_space{});
+  auto& hs = host.template get<3>();
+  auto& ds = device.template get<3>();
+  const std::vector<std::size_t> layers{0, 1};
+  const auto hr = nn::compress_attention(hs, layers, {.ranks = {4, 2, 2}});
+  const auto dr = nn::compress_attention(ds, layers, {.ranks = {4, 2, 2}});
+  REQUIRE(dr.size() == hr.size());
+  for (std::size_t j = 0; j < hr.size(); ++j) {
+    CHECK(dr[j].compression_ratio == hr[j].compression_ratio);
+    CHECK(dr[j].relative_error.query == hr[j].relative_error.query);  // one host computation of the same weights
+    const auto hw = nn::attention_weights_of(hs[layers[j]].attn), dw = nn::attention_weights_of(ds[layers[j]].attn);
+    CHECK(dw.query == hw.query);
+    CHECK(dw.output == hw.output);
+  }
+  const auto hf = nn::laser_ffn(hs, layers, 2), df = nn::laser_ffn(ds, layers, 2);
+  CHECK(df[1].input_error == hf[1].input_error);
+  check_close(hs[1].ffn.w1.data(), ds[1].ffn.w1.data(), 1);
+  // the compressed models compute the same loss
+  const auto eval = small_text_batch(nn::phase::eval);
+  const auto h = nn::classification_step(host, tensor3<T>(), eval, {0, 2, 1});
+  const auto d = nn::classification_step(device, device_tensor3<T>(), eval, {0, 2, 1});
+  CHECK(d.loss == doctest::Approx(h.loss).epsilon(tol<T>(2000)));
+}
+
+TEST_CASE_TEMPLATE("device text classifier: a whole training step equals the host's", T, float) {
   for (const std::size_t p : {std::size_t(1), std::size_t(2)}) {
     CAPTURE(p);
     auto c = small_text_config();
@@ -321,7 +351,7 @@ TEST_CASE_TEMPLATE("device text classifier: a whole training step equals the hos
 }
 
 TEST_CASE_TEMPLATE("device text classifier with a learned transform: a training step, Z's gradient and update included",
-                   T, float, double) {
+                   T, float) {
   // learned_transform<T, device_space> keeps S, its gradient and the recorded passes on the device: the step's
   // gradient of S (the parameter "encoder.transform.skew") and S after AdamW equal the host's
   auto c = small_text_config();
@@ -335,8 +365,7 @@ TEST_CASE_TEMPLATE("device text classifier with a learned transform: a training 
   CHECK(ds.loss == doctest::Approx(hs.loss).epsilon(tol<T>(2000)));
 }
 
-TEST_CASE_TEMPLATE("device vision transformer (paper 001's layer): a whole training step equals the host's", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("device vision transformer (paper 001's layer): a whole training step equals the host's", T, float) {
   const auto c = small_vit_config();
   auto host = nn::make_vit_classifier<T>(c, dct{});
   auto device = nn::make_vit_classifier<T>(c, dct{}, device_space{});
@@ -344,8 +373,7 @@ TEST_CASE_TEMPLATE("device vision transformer (paper 001's layer): a whole train
   check_training_step<T>(host, device, x, nn::batch{2, {}, {}, nn::phase::train}, {2, 0}, 2000);
 }
 
-TEST_CASE_TEMPLATE("device language model: a whole training step on next-token labels equals the host's", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("device language model: a whole training step on next-token labels equals the host's", T, float) {
   const auto c = small_lm_config(2);
   auto host = nn::make_language_model<T>(c, dct{});
   auto device = nn::make_language_model<T>(c, dct{}, device_space{});
@@ -358,8 +386,7 @@ TEST_CASE_TEMPLATE("device language model: a whole training step on next-token l
   CHECK(nn::generate<T>(device, {1, 2, 3}, 5, g) == nn::generate<T>(host, {1, 2, 3}, 5, g));
 }
 
-TEST_CASE_TEMPLATE("device decoder layer and stack equal the host's: causal self-attention, padded memory", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("device decoder layer and stack equal the host's: causal self-attention, padded memory", T, TPROD_DEVICE_REAL_SCALARS) {
   const auto cfg = nn::paper000_config(8, 2, 8, 2, nn::activation::gelu);
   const std::size_t batch = 2, len = 3, mem_len = 4;
   const auto prm = nn::make_decoder_params<T>(cfg, dct{}, 20);

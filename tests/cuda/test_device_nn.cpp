@@ -38,7 +38,7 @@ void check_self_attention(const HostParams& prm, const DeviceParams& dprm, const
 }
 }  // namespace
 
-TEST_CASE_TEMPLATE("device slice_linear tasks equal the host's over column blocks", T, float, double) {
+TEST_CASE_TEMPLATE("device slice_linear tasks equal the host's over column blocks", T, TPROD_DEVICE_REAL_SCALARS) {
   const auto host = detail::system_of<host_space>();
   const auto dev = detail::system_of<device_space>();
   // r rows, n inputs, W n×wide×p, columns c0 … c0+q−1
@@ -92,7 +92,7 @@ TEST_CASE_TEMPLATE("device slice_linear tasks equal the host's over column block
   }
 }
 
-TEST_CASE_TEMPLATE("device L-linear layer forward and backward equal the host's", T, float, double) {
+TEST_CASE_TEMPLATE("device L-linear layer forward and backward equal the host's", T, TPROD_DEVICE_REAL_SCALARS) {
   for (std::size_t p : test_tubes) {
     for_each_policy(p, [&](const auto& l) {
       using L = std::remove_cvref_t<decltype(l)>;
@@ -125,7 +125,7 @@ TEST_CASE_TEMPLATE("device L-linear layer forward and backward equal the host's"
 }
 
 TEST_CASE_TEMPLATE("device layers on an empty batch: empty outputs and zero parameter gradients, as on the host", T,
-                   float, double) {
+                   TPROD_DEVICE_REAL_SCALARS) {
   // No rows: every weight gradient is a product with an empty inner dimension, which cuBLAS refuses (its leading
   // dimension 0) and which must come out as zeros (the slice_linear case above starts them from random values).
   const std::size_t p = 4, n = 6, q = 5, hidden = 10;
@@ -158,7 +158,7 @@ TEST_CASE("device L-linear layer refuses an input of the wrong width, naming the
   CHECK_THROWS_WITH_AS(nn::linear_forward(prm, x), doctest::Contains("3x7x4"), shape_error);
 }
 
-TEST_CASE_TEMPLATE("device activations and their derivatives equal the host's", T, float, double) {
+TEST_CASE_TEMPLATE("device activations and their derivatives equal the host's", T, TPROD_DEVICE_REAL_SCALARS) {
   // values across both sides of 0 and the tails, where erf, exp and tanh saturate
   auto x = random_tensor3<T>(37, 5, 3, 50);
   x.elements() *= T(6);
@@ -184,7 +184,7 @@ TEST_CASE_TEMPLATE("device activations and their derivatives equal the host's", 
   }
 }
 
-TEST_CASE_TEMPLATE("device L-FFN forward and backward equal the host's", T, float, double) {
+TEST_CASE_TEMPLATE("device L-FFN forward and backward equal the host's", T, TPROD_DEVICE_REAL_SCALARS) {
   for (std::size_t p : {1, 4, 17}) {
     for (const auto a : {nn::activation::relu, nn::activation::gelu}) {
       for (const bool bias : {true, false}) {
@@ -212,7 +212,7 @@ TEST_CASE_TEMPLATE("device L-FFN forward and backward equal the host's", T, floa
   }
 }
 
-TEST_CASE_TEMPLATE("device LayerNorm of both kinds equals the host's, forward and backward", T, float, double) {
+TEST_CASE_TEMPLATE("device LayerNorm of both kinds equals the host's, forward and backward", T, TPROD_DEVICE_REAL_SCALARS) {
   for (const auto kind : {nn::layer_norm_kind::original_domain, nn::layer_norm_kind::transform_domain}) {
     // 300 rows: more than one block of the parameter-gradient reduction; one constant row (σ = 0)
     for (const auto& [r, n, p] : {std::tuple{300, 7, 3}, std::tuple{5, 1, 2}, std::tuple{17, 33, 1}}) {
@@ -246,7 +246,7 @@ TEST_CASE_TEMPLATE("device LayerNorm of both kinds equals the host's, forward an
   }
 }
 
-TEST_CASE_TEMPLATE("device AdamW steps and gradient clipping equal the host's", T, float, double) {
+TEST_CASE_TEMPLATE("device AdamW steps and gradient clipping equal the host's", T, TPROD_DEVICE_REAL_SCALARS) {
   // three tensors of different sizes (one larger than a block row of the launch), five steps
   std::vector<tensor3<T>> params, grads;
   for (const auto& [m, n, p] : {std::tuple{3, 4, 2}, std::tuple{1, 1, 1}, std::tuple{300, 50, 3}}) {
@@ -288,7 +288,7 @@ TEST_CASE_TEMPLATE("device AdamW steps and gradient clipping equal the host's", 
   }
 }
 
-TEST_CASE_TEMPLATE("device token embedding and its gradient equal the host's", T, float, double) {
+TEST_CASE_TEMPLATE("device token embedding and its gradient equal the host's", T, TPROD_DEVICE_REAL_SCALARS) {
   const auto e = nn::make_embedding_params<T>(11, 10, 100);
   const auto de = nn::copy(e, device_space{});
   // repeated tokens (their gradient rows add up), the first and last of the vocabulary; p = 3 pads 10 to 12
@@ -304,7 +304,7 @@ TEST_CASE_TEMPLATE("device token embedding and its gradient equal the host's", T
   CHECK_THROWS_WITH_AS(nn::embedding_forward(de, {1, 11}, 1), doctest::Contains("token 11 at position 1"), shape_error);
 }
 
-TEST_CASE_TEMPLATE("device softmax cross-entropy equals the host's, with ignored rows", T, float, double) {
+TEST_CASE_TEMPLATE("device softmax cross-entropy equals the host's, with ignored rows", T, TPROD_DEVICE_REAL_SCALARS) {
   auto logits = random_tensor3<T>(37, 9, 1, 110);
   logits.elements() *= T(30);  // large logits: the shift by the row maximum must keep exp finite
   std::vector<std::size_t> labels(37);
@@ -317,8 +317,7 @@ TEST_CASE_TEMPLATE("device softmax cross-entropy equals the host's, with ignored
   check_close(r.d_logits, dr.d_logits, 9);
 }
 
-TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- and cross-attention", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- and cross-attention", T, TPROD_DEVICE_REAL_SCALARS) {
   const std::size_t batch = 3, tq = 5, tk = 7, ds = 6, heads = 2;
   for (std::size_t p : {1, 4}) {
     for (const auto variant : {nn::attention_variant::spectral, nn::attention_variant::t_softmax}) {
@@ -347,7 +346,7 @@ TEST_CASE_TEMPLATE("device L-MHA equals the host's: both variants, masks, self- 
 }
 
 TEST_CASE_TEMPLATE("device dimension-wise attention (paper 003) equals the host's, with and without key padding", T,
-                   float, double) {
+                   TPROD_DEVICE_REAL_SCALARS) {
   // 3 sequences of 6 tokens, 2 heads of width 4 (and 1 head of width 8), p = 1 and 3; key padding leaves sequence 1
   // with 2 valid tokens (its padded rows of dQ and dK must be 0, as on the host) and sequence 2 with all 6
   const std::size_t batch = 3, t = 6, ds = 8;
@@ -371,8 +370,7 @@ TEST_CASE_TEMPLATE("device dimension-wise attention (paper 003) equals the host'
                        doctest::Contains("no causal mask"), shape_error);
 }
 
-TEST_CASE_TEMPLATE("device encoder layer equals the host's: paper 000's post-norm and paper 001's pre-norm", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("device encoder layer equals the host's: paper 000's post-norm and paper 001's pre-norm", T, TPROD_DEVICE_REAL_SCALARS) {
   // post: original-domain LN, spectral attention, GELU, biases; pre: transform-domain LN, t-softmax, ReLU, none
   nn::layer_config post{.width = 8, .slices = 4, .heads = 2, .hidden = 16, .act = nn::activation::gelu};
   nn::layer_config pre = post;

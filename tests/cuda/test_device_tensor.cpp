@@ -29,7 +29,7 @@ class user_stream {
 };
 }  // namespace
 
-TEST_CASE_TEMPLATE("device tensor3: copies round-trip exactly and a new tensor is zero", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device tensor3: copies round-trip exactly and a new tensor is zero", T, TPROD_DEVICE_SCALARS) {
   for (const auto& [m, n, p] : {std::tuple{3, 5, 4}, std::tuple{1, 1, 1}, std::tuple{7, 2, 17}, std::tuple{0, 3, 2}}) {
     const auto a = random_tensor3<T>(m, n, p, 1);
     const device_tensor3<T> d = to_device(a);
@@ -48,7 +48,7 @@ TEST_CASE_TEMPLATE("device tensor3: copies round-trip exactly and a new tensor i
   }
 }
 
-TEST_CASE_TEMPLATE("device tensor3: fixed extents are kept through copies", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device tensor3: fixed extents are kept through copies", T, TPROD_DEVICE_SCALARS) {
   const tensor3<T, extents3<2, 3, 4>> a = tensor3<T, extents3<2, 3, 4>>(random_tensor3<T>(2, 3, 4, 2).view());
   const auto d = to_device(a);
   static_assert(std::same_as<std::remove_cvref_t<decltype(d)>, tensor3<T, extents3<2, 3, 4>, device_space>>);
@@ -57,7 +57,7 @@ TEST_CASE_TEMPLATE("device tensor3: fixed extents are kept through copies", T, T
   CHECK(frobenius_norm(tensor3<T>(h.view()) - tensor3<T>(a.view())) == 0);
 }
 
-TEST_CASE_TEMPLATE("device tensor3: arithmetic equals the host's", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device tensor3: arithmetic equals the host's", T, TPROD_DEVICE_SCALARS) {
   const auto a = random_tensor3<T>(4, 3, 5, 3), b = random_tensor3<T>(4, 3, 5, 4);
   const auto da = to_device(a), db = to_device(b);
   const T s = T(0.75);
@@ -143,7 +143,7 @@ TEST_CASE("device uploads staged behind a busy stream keep their contents over s
   }
 }
 
-TEST_CASE_TEMPLATE("device random tensors: seeded, uniform in [-1, 1]", T, TPROD_TEST_SCALARS) {
+TEST_CASE_TEMPLATE("device random tensors: seeded, uniform in [-1, 1]", T, TPROD_DEVICE_SCALARS) {
   const auto x = to_host(cuda::random_tensor3<T>(64, 32, 8, 42));
   const auto y = to_host(cuda::random_tensor3<T>(64, 32, 8, 42));
   const auto z = to_host(cuda::random_tensor3<T>(64, 32, 8, 43));

@@ -28,3 +28,11 @@ TEST_CASE_TEMPLATE("the shared-factor Tucker of attention weights in a memory sp
                    double) {
   test::in_space::check_multihead_tucker<T, host_space>();
 }
+
+TEST_CASE_TEMPLATE("mode permutations, MPOs and QTTs of tensors in a memory space equal the host's", T, double) {
+  test::in_space::check_mpo_conversions<T, host_space>();
+}
+
+TEST_CASE_TEMPLATE("block terms and CP of an ndtensor_in take the host's ALS steps", T, double) {
+  test::in_space::check_block_terms<T, host_space>();
+}

@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "tprod/decomp/block_term.hpp"
+#include "tprod/decomp/cp.hpp"
+#include "tprod/decomp/mpo.hpp"
 #include "tprod/decomp/multihead_tucker.hpp"
 #include "tprod/decomp/tensor_train.hpp"
 #include "tprod/decomp/tucker.hpp"
@@ -197,6 +200,138 @@ void check_multihead_tucker() {
     CHECK(double((*a - *b).norm()) <= t * (double(b->norm()) + 1));
   CHECK_THROWS_WITH_AS(tensorize_heads(ws, 4), doctest::Contains("8x6"), shape_error);
   CHECK_THROWS_AS(multihead_tucker(ws, heads, {.ranks = {4, 2, 3}, .modes = {0, 1, 2}}), shape_error);
+}
+
+/// Mode permutations of tensors in S equal the host's exactly; MPOs and QTTs of matrices in S (the permutation and
+/// the TT-SVD there) have the host's ranks and factorizations, and their full matrices, contracted and permuted in S,
+/// equal the host MPO's and, at full ranks, W; bad input is refused alike.
+template <class T, memory_space S>
+void check_mpo_conversions() {
+  struct permutation_case {
+    nd_shape shape;
+    std::vector<std::size_t> perm;
+  };
+  const permutation_case cases[] = {{{4, 3, 2}, {2, 0, 1}}, {{5}, {0}}, {{2, 3, 1, 4, 2}, {4, 1, 3, 0, 2}},
+                                    {{3, 4}, {1, 0}},       {{2, 3, 4}, {0, 1, 2}}, {{3, 0, 2}, {1, 2, 0}}};
+  std::uint64_t seed = 80;
+  for (const auto& c : cases) {
+    CAPTURE(shape_string(c.shape));
+    const ndtensor<T> x = random_ndtensor<T>(c.shape, ++seed);
+    const ndtensor<T> y = to_ndtensor(permuted(copy<S>(x), c.perm));
+    const ndtensor<T> host = permuted(x, c.perm);
+    CHECK(shape_of(y) == shape_of(host));
+    CHECK(std::equal(y.data(), y.data() + y.size(), host.data()));
+    for (std::size_t e = 0; e < x.size() && c.shape.size() == 3; ++e) {  // the definition, entry by entry
+      const std::size_t i0 = e % c.shape[0], i1 = (e / c.shape[0]) % c.shape[1], i2 = e / (c.shape[0] * c.shape[1]);
+      const std::size_t i[3] = {i0, i1, i2};
+      const nd_shape sy = shape_of(y);
+      const std::size_t j0 = i[c.perm[0]], j1 = i[c.perm[1]], j2 = i[c.perm[2]];
+      CHECK(y.data()[j0 + sy[0] * (j1 + sy[1] * j2)] == x.data()[e]);
+    }
+  }
+  CHECK_THROWS_WITH_AS(permuted(xs_of<T, S>({2, 3}), {0, 0}), doctest::Contains("not a permutation"), shape_error);
+  CHECK_THROWS_AS(permuted(xs_of<T, S>({2, 3}), {1}), shape_error);
+
+  struct mpo_case {
+    std::size_t rows, cols;
+    nd_shape row_dims, col_dims;
+  };
+  const mpo_case mpos[] = {
+      {12, 8, {3, 4}, {2, 4}}, {8, 27, {2, 2, 2}, {3, 3, 3}}, {6, 1, {6}, {1}}, {16, 16, {2, 2, 2, 2}, {2, 2, 2, 2}}};
+  for (const auto& c : mpos) {
+    CAPTURE(c.rows);
+    CAPTURE(c.cols);
+    const dense_matrix<T> w = random_matrix<T>(c.rows, c.cols, ++seed);
+    for (const tt_options o : {tt_options{}, tt_options{.tolerance = 0.3}}) {
+      const mpo<T> host = mpo_from_matrix<T>(w, c.row_dims, c.col_dims, o);
+      const mpo_in<T, S> in = mpo_from_matrix(detail::matrix_in_space<S>(w), c.row_dims, c.col_dims, o);
+      CHECK(in.ranks() == host.ranks());
+      CHECK(in.row_dims() == c.row_dims);
+      CHECK(in.col_dims() == c.col_dims);
+      const tensor3<T> full = detail::in_space<host_space>(in.full());
+      REQUIRE(full.extents() == dextents3(c.rows, c.cols, 1));
+      const dense_matrix<T> from_in = full.slice(0), from_host = to_mpo(in).full();
+      CHECK(double((from_in - from_host).norm()) <= tolerance<T>(double(w.size())) * double(from_host.norm()));
+      CHECK(double((host.full() - from_host).norm()) <= tolerance<T>(double(w.size())) * double(w.norm()));
+      if (o.tolerance == 0)
+        CHECK(double((from_in - w).norm()) <= tolerance<T>(double(w.size())) * double(w.norm()));
+      else
+        CHECK(double((from_in - w).norm()) <= (o.tolerance + tolerance<T>(double(w.size()))) * double(w.norm()));
+    }
+  }
+  // a QTT of exact rank 2: a sum of two Kronecker products of 2x2 matrices, recovered within rounding
+  const auto kron = [](const dense_matrix<T>& x, const dense_matrix<T>& y) {
+    dense_matrix<T> z(x.rows() * y.rows(), x.cols() * y.cols());
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      for (Eigen::Index j = 0; j < x.cols(); ++j) z.block(i * y.rows(), j * y.cols(), y.rows(), y.cols()) = x(i, j) * y;
+    return z;
+  };
+  const dense_matrix<T> a = random_matrix<T>(2, 2, 91), b = random_matrix<T>(2, 2, 92);
+  dense_matrix<T> k1 = a, k2 = b;
+  for (int n = 0; n < 2; ++n) {
+    k1 = kron(k1, a);
+    k2 = kron(k2, b);
+  }
+  const dense_matrix<T> q = k1 + k2;
+  const mpo_in<T, S> qtt = qtt_from_matrix(detail::matrix_in_space<S>(q));
+  CHECK(qtt.row_dims() == nd_shape{2, 2, 2});
+  CHECK(qtt.ranks() == qtt_from_matrix<T>(q).ranks());
+  const dense_matrix<T> q_back = detail::in_space<host_space>(qtt.full()).slice(0);
+  CHECK(double((q_back - q).norm()) <= tolerance<T>(64) * double(q.norm()));
+  CHECK_THROWS_WITH_AS(mpo_from_matrix(detail::matrix_in_space<S>(dense_matrix<T>(random_matrix<T>(6, 4, 1))), {2, 3},
+                                       {2, 3}),
+                       doctest::Contains("does not factor"), shape_error);
+  CHECK_THROWS_WITH_AS(qtt_from_matrix(detail::matrix_in_space<S>(dense_matrix<T>(random_matrix<T>(4, 8, 1)))),
+                       doctest::Contains("square"), shape_error);
+}
+
+/// Block terms and CP of a tensor in S: from the same random start the ALS in S takes the host's steps (fit by fit,
+/// factor by factor, over five sweeps); from the dominant subspaces (whose signs may differ) both fit a tensor of
+/// exact block-term structure; bad input is refused alike.
+template <class T, memory_space S>
+void check_block_terms() {
+  // X = G_1 ×_m A_m + G_2 ×_m B_m: two rank-(2, 2, 2) terms
+  const nd_shape shape{6, 5, 4};
+  ndtensor<T> x = zeros<T>(shape);
+  for (std::uint64_t t = 0; t < 2; ++t) {
+    std::vector<dense_matrix<T>> factors;
+    for (std::size_t n = 0; n < 3; ++n) factors.push_back(random_matrix<T>(shape[n], 2, 100 + 10 * t + n));
+    detail::elements(x) += detail::elements(multi_mode_product(random_ndtensor<T>({2, 2, 2}, 120 + t), factors, {0, 1, 2}));
+  }
+  const ndtensor_in<T, S> xs = copy<S>(x);
+  const double tol = tolerance<T>(1000);
+  const block_term_options steps{.max_sweeps = 5, .fit_tolerance = 0, .seed = 3, .init = block_term_init::random};
+  const auto host = block_term_als(x, 2, {2, 2, 2}, steps);
+  const auto in = block_term_als(xs, 2, {2, 2, 2}, steps);
+  REQUIRE(in.fit_history.size() == host.fit_history.size());
+  for (std::size_t k = 0; k < host.fit_history.size(); ++k) CHECK(std::abs(in.fit_history[k] - host.fit_history[k]) <= tol);
+  for (std::size_t p = 0; p < 2; ++p) {
+    CHECK(rel_diff(in.cores[p], host.cores[p]) <= tol);
+    for (std::size_t n = 0; n < 3; ++n)
+      CHECK(double((in.factors[p][n] - host.factors[p][n]).norm()) <= tol * double(host.factors[p][n].norm()));
+  }
+  // (the host's own test of exact recovery takes these settings: one start may stall in a swamp)
+  const block_term_options converge{.max_sweeps = 300, .fit_tolerance = 0, .restarts = 3};
+  for (const auto& r : {block_term_als(x, 2, {2, 2, 2}, converge), block_term_als(xs, 2, {2, 2, 2}, converge)})
+    CHECK(r.relative_error <= std::sqrt(tolerance<T>(double(x.size()))));
+  // CP of a rank-3 tensor, from the same random start
+  ndtensor<T> c = zeros<T>(shape);
+  for (std::uint64_t t = 0; t < 3; ++t) {
+    std::vector<dense_matrix<T>> factors;
+    for (std::size_t n = 0; n < 3; ++n) factors.push_back(random_matrix<T>(shape[n], 1, 130 + 10 * t + n));
+    detail::elements(c) += detail::elements(multi_mode_product(random_ndtensor<T>({1, 1, 1}, 150 + t), factors, {0, 1, 2}));
+  }
+  const auto cp_host = cp_als(c, 3, steps);
+  const auto cp_in = cp_als(copy<S>(c), 3, steps);
+  CHECK(double((cp_in.weights - cp_host.weights).norm()) <= tol * double(cp_host.weights.norm()));
+  for (std::size_t n = 0; n < 3; ++n)
+    CHECK(double((cp_in.factors[n] - cp_host.factors[n]).norm()) <= tol * double(cp_host.factors[n].norm()));
+  CHECK(std::abs(cp_in.relative_error - cp_host.relative_error) <= tol);
+  // refusals
+  CHECK_THROWS_WITH_AS(block_term_als(xs, 2, {2, 7, 2}), doctest::Contains("outside 1…5"), shape_error);
+  CHECK_THROWS_AS(cp_als(xs, 0), shape_error);
+  x.data()[5] = std::numeric_limits<T>::quiet_NaN();
+  CHECK_THROWS_AS(block_term_als(copy<S>(x), 1, {1, 1, 1}), numerical_error);
 }
 
 /// Bad input to the decompositions of a tensor in S: the same errors as on the host.

@@ -45,12 +45,13 @@ struct cp_result {
   }
 };
 
-/// @brief Rank-R CP-ALS (the block-term ALS with R terms of multilinear rank (1, …, 1)).
-/// @throws shape_error when rank is 0 or X is empty.
-template <real_scalar T>
-cp_result<T> cp_als(const ndtensor<T>& x, std::size_t rank, const block_term_options& options = {}) {
-  TPROD_EXPECTS(rank >= 1, "cp_als: the rank must be at least 1 (tensor of shape " + shape_string(shape_of(x)) + ")");
-  const block_term_result<T> btd = block_term_als(x, rank, nd_shape(x.dimension(), 1), options);
+namespace detail {
+/// cp_als of X in any memory space: the block-term ALS's terms sorted by weight, signs moved into the first factor.
+template <real_scalar T, class Tensor>
+cp_result<T> cp_als_of(const Tensor& x, std::size_t rank, const block_term_options& options) {
+  const nd_shape shape = shape_of(x);
+  TPROD_EXPECTS(rank >= 1, "cp_als: the rank must be at least 1 (tensor of shape " + shape_string(shape) + ")");
+  const block_term_result<T> btd = block_term_als_of<T>(x, rank, nd_shape(shape.size(), 1), options);
   cp_result<T> r;
   r.shape = btd.shape;
   r.fit_history = btd.fit_history;
@@ -62,16 +63,31 @@ cp_result<T> cp_als(const ndtensor<T>& x, std::size_t rank, const block_term_opt
     return std::abs(btd.cores[a].data()[0]) > std::abs(btd.cores[b].data()[0]);
   });
   r.weights.resize(Eigen::Index(rank));
-  r.factors.assign(x.dimension(), dense_matrix<T>(0, Eigen::Index(rank)));
-  for (std::size_t n = 0; n < x.dimension(); ++n) r.factors[n].resize(Eigen::Index(x.shape()[n]), Eigen::Index(rank));
+  r.factors.assign(shape.size(), dense_matrix<T>(0, Eigen::Index(rank)));
+  for (std::size_t n = 0; n < shape.size(); ++n) r.factors[n].resize(Eigen::Index(shape[n]), Eigen::Index(rank));
   for (std::size_t k = 0; k < rank; ++k) {
     const std::size_t p = order[k];
     const T lambda = btd.cores[p].data()[0];
     r.weights(Eigen::Index(k)) = std::abs(lambda);
-    for (std::size_t n = 0; n < x.dimension(); ++n)
+    for (std::size_t n = 0; n < shape.size(); ++n)
       r.factors[n].col(Eigen::Index(k)) = (n == 0 && lambda < 0 ? T(-1) : T(1)) * btd.factors[p][n].col(0);
   }
   return r;
+}
+}  // namespace detail
+
+/// @brief Rank-R CP-ALS (the block-term ALS with R terms of multilinear rank (1, …, 1)).
+/// @throws shape_error when rank is 0 or X is empty.
+template <real_scalar T>
+cp_result<T> cp_als(const ndtensor<T>& x, std::size_t rank, const block_term_options& options = {}) {
+  return detail::cp_als_of<T>(x, rank, options);
+}
+
+/// @brief The same for X in memory space S (the ALS's contractions with X where it lives; the result on the host).
+/// @throws shape_error when rank is 0 or X is empty.
+template <real_scalar T, memory_space S>
+cp_result<T> cp_als(const ndtensor_in<T, S>& x, std::size_t rank, const block_term_options& options = {}) {
+  return detail::cp_als_of<T>(x, rank, options);
 }
 
 }  // namespace tprod

@@ -64,11 +64,10 @@ struct mpo {
     return tt;
   }
 
-  /// @brief The dense I×J matrix W (for checks and small sizes; mpo_product never forms it). Host cores only.
-  dense_matrix<T> full() const
-    requires std::same_as<Tensor, ndtensor<T>>
-  {
-    const tensor_train<T> tt = as_tensor_train("mpo::full");
+  /// @brief The dense I×J matrix W (for checks and small sizes; mpo_product never forms it): a dense_matrix of host
+  ///        cores, a matrix_in (an I×J×1 tensor3 in S) of cores in memory space S, contracted and permuted there.
+  auto full() const {
+    const tensor_train<T, Tensor> tt = as_tensor_train("mpo::full");
     const nd_shape ri = row_dims(), cj = col_dims();
     const std::size_t order = cores.size();
     nd_shape pairs;  // (I_1, J_1, I_2, J_2, …)
@@ -79,8 +78,13 @@ struct mpo {
       perm[n] = 2 * n;              // all row indices first …
       perm[order + n] = 2 * n + 1;  // … then all column indices
     }
-    const ndtensor<T> w = permuted(reshaped(tt.full(), pairs), perm);
-    return detail::as_matrix(w, rows(), cols());
+    const Tensor w = permuted(reshaped(tt.full(), pairs), perm);
+    if constexpr (std::same_as<Tensor, ndtensor<T>>) {
+      return dense_matrix<T>(detail::as_matrix(w, rows(), cols()));
+    } else {
+      using S = typename Tensor::memory_space_type;
+      return tensor3<T, dextents3, S>(tensor3_view<const T, dextents3, S>(w.elements().data(), rows(), cols(), 1));
+    }
   }
 
  private:
@@ -114,6 +118,46 @@ mpo<T> to_mpo(const mpo_in<T, S>& w) {
   return out;
 }
 
+namespace detail {
+/// The shape (I_1, …, I_N, J_1, …, J_N) that an I×J matrix's column-major elements are read as, after checking the
+/// factorizations against the matrix's shape (`shape`, "IxJ").
+inline nd_shape mpo_split_shape(std::size_t rows, std::size_t cols, const std::string& shape, const nd_shape& row_dims,
+                                const nd_shape& col_dims, const char* where) {
+  const std::size_t order = row_dims.size();
+  TPROD_EXPECTS(order > 0 && col_dims.size() == order,
+                std::string(where) + ": row factorization " + shape_string(row_dims) + " and column factorization " +
+                    shape_string(col_dims) + " must have the same positive length");
+  TPROD_EXPECTS(product(row_dims) == rows && product(col_dims) == cols,
+                std::string(where) + ": a " + shape + " matrix does not factor as (" + shape_string(row_dims) +
+                    ") x (" + shape_string(col_dims) + ")");
+  nd_shape split = row_dims;
+  split.insert(split.end(), col_dims.begin(), col_dims.end());
+  return split;
+}
+
+/// mpo_from_matrix of W's elements held as the order-2N tensor (I_1, …, I_N, J_1, …, J_N) `split` (an ndtensor or
+/// an ndtensor_in): permuted to (I_1, J_1, I_2, J_2, …), TT-SVD over the merged modes I_nJ_n, cores reshaped.
+template <class T, class Tensor>
+mpo<T, Tensor> mpo_of_split(const Tensor& split, const nd_shape& row_dims, const nd_shape& col_dims,
+                            const tt_options& options) {
+  const std::size_t order = row_dims.size();
+  std::vector<std::size_t> perm;
+  nd_shape merged;
+  for (std::size_t n = 0; n < order; ++n) {
+    perm.push_back(n);
+    perm.push_back(order + n);
+    merged.push_back(row_dims[n] * col_dims[n]);
+  }
+  const auto tt = tt_svd(reshaped(permuted(split, perm), merged), options);
+  mpo<T, Tensor> m;
+  for (std::size_t n = 0; n < order; ++n) {
+    const nd_shape s = shape_of(tt.cores[n]);
+    m.cores.push_back(reshaped(tt.cores[n], {s[0], row_dims[n], col_dims[n], s[2]}));
+  }
+  return m;
+}
+}  // namespace detail
+
 /// @brief W as an MPO with the given factorizations I = Π row_dims, J = Π col_dims, by TT-SVD of W reshaped to
 ///        ℝ^{I_1×⋯×I_N×J_1×⋯×J_N} and permuted to (I_1J_1, …, I_NJ_N). At full ranks (tolerance 0, no max_rank) the
 ///        MPO equals W up to rounding — the exact over-parameterization of paper 003; a tolerance ε guarantees
@@ -122,31 +166,23 @@ mpo<T> to_mpo(const mpo_in<T, S>& w) {
 template <real_scalar T>
 mpo<T> mpo_from_matrix(const std::type_identity_t<Eigen::Ref<const dense_matrix<T>>>& w, const nd_shape& row_dims,
                        const nd_shape& col_dims, const tt_options& options = {}) {
-  const std::size_t order = row_dims.size();
-  TPROD_EXPECTS(order > 0 && col_dims.size() == order,
-                "mpo_from_matrix: row factorization " + shape_string(row_dims) + " and column factorization " +
-                    shape_string(col_dims) + " must have the same positive length");
-  TPROD_EXPECTS(detail::product(row_dims) == std::size_t(w.rows()) && detail::product(col_dims) == std::size_t(w.cols()),
-                "mpo_from_matrix: a " + shape_string(w) + " matrix does not factor as (" +
-                    shape_string(row_dims) + ") x (" + shape_string(col_dims) + ")");
-  nd_shape split = row_dims;  // W's data read as (I_1, …, I_N, J_1, …, J_N)
-  split.insert(split.end(), col_dims.begin(), col_dims.end());
+  const nd_shape split = detail::mpo_split_shape(std::size_t(w.rows()), std::size_t(w.cols()), shape_string(w),
+                                                 row_dims, col_dims, "mpo_from_matrix");
   const dense_matrix<T> plain = w;
-  std::vector<std::size_t> perm;  // → (I_1, J_1, I_2, J_2, …)
-  nd_shape merged;
-  for (std::size_t n = 0; n < order; ++n) {
-    perm.push_back(n);
-    perm.push_back(order + n);
-    merged.push_back(row_dims[n] * col_dims[n]);
-  }
-  const ndtensor<T> interleaved = permuted(from_column_major<T>(split, plain.data(), std::size_t(plain.size())), perm);
-  const tensor_train<T> tt = tt_svd(reshaped(interleaved, merged), options);
-  mpo<T> m;
-  for (std::size_t n = 0; n < order; ++n) {
-    const nd_shape s = shape_of(tt.cores[n]);
-    m.cores.push_back(reshaped(tt.cores[n], {s[0], row_dims[n], col_dims[n], s[2]}));
-  }
-  return m;
+  return detail::mpo_of_split<T>(from_column_major<T>(split, plain.data(), std::size_t(plain.size())), row_dims,
+                                 col_dims, options);
+}
+
+/// @brief The same for W in memory space S (an I×J×1 matrix_in): the permutation and the TT-SVD where W lives, the
+///        cores there (mpo_in<T, S>).
+/// @throws shape_error as above, or when W is not a matrix (p = 1).
+template <real_scalar T, memory_space S>
+mpo_in<T, S> mpo_from_matrix(const matrix_in<T, S>& w, const nd_shape& row_dims, const nd_shape& col_dims,
+                             const tt_options& options = {}) {
+  TPROD_EXPECTS(w.p() == 1, "mpo_from_matrix: " + w.shape() + " is not a matrix (I x J x 1)");
+  const nd_shape split = detail::mpo_split_shape(w.m(), w.n(), std::to_string(w.m()) + "x" + std::to_string(w.n()),
+                                                 row_dims, col_dims, "mpo_from_matrix");
+  return detail::mpo_of_split<T>(ndtensor_in<T, S>(split, w), row_dims, col_dims, options);
 }
 
 /// @brief Y = X·W for a batch X ∈ ℝ^{L×I}, contracting one core at a time (paper 002, eq. 4), never forming W.
@@ -277,6 +313,16 @@ mpo<T> qtt_from_matrix(const std::type_identity_t<Eigen::Ref<const dense_matrix<
                                           shape_string(w));
   const nd_shape dims = quantized_dims(std::size_t(w.rows()));
   return mpo_from_matrix<T>(w, dims, dims, options);
+}
+
+/// @brief The QTT of a 2^N×2^N matrix in memory space S (an I×I×1 matrix_in), its cores there.
+/// @throws shape_error unless W is square with a power-of-two size.
+template <real_scalar T, memory_space S>
+mpo_in<T, S> qtt_from_matrix(const matrix_in<T, S>& w, tt_options options = {.max_rank = 2, .tolerance = 0.0}) {
+  TPROD_EXPECTS(w.p() == 1 && w.m() == w.n(), "qtt_from_matrix: the QTT format needs a square matrix, got " +
+                                                 w.shape());
+  const nd_shape dims = quantized_dims(w.m());
+  return mpo_from_matrix(w, dims, dims, options);
 }
 
 }  // namespace tprod

@@ -29,6 +29,7 @@
 
 #include "tprod/core/detail/dense_matrix.hpp"
 #include "tprod/core/error.hpp"
+#include "tprod/backend/kernels/elementwise.hpp"
 #include "tprod/core/tensor3.hpp"
 
 namespace tprod {
@@ -168,39 +169,34 @@ ndtensor<T> reshaped(const ndtensor<T>& x, const nd_shape& shape) {
   return from_column_major<T>(shape, x.data(), x.size());
 }
 
-/// @brief The tensor with permuted modes: mode k of the result is mode perm[k] of x (like numpy.transpose).
+namespace detail {
+/// The shape of x with permuted modes (mode k is mode perm[k] of `shape`).
+/// @throws shape_error unless perm is a permutation of 0…N−1.
+inline nd_shape permuted_shape(const nd_shape& shape, const std::vector<std::size_t>& perm) {
+  const std::size_t order = shape.size();
+  std::vector<bool> seen(order, false);
+  TPROD_EXPECTS(perm.size() == order, "permuted: " + std::to_string(perm.size()) +
+                                          " axes given for a tensor of shape " + shape_string(shape));
+  nd_shape out;
+  for (const std::size_t p : perm) {
+    TPROD_EXPECTS(p < order && !seen[p], "permuted: the axes are not a permutation of 0…" +
+                                             std::to_string(order - 1) + " (shape " + shape_string(shape) + ")");
+    seen[p] = true;
+    out.push_back(shape[p]);
+  }
+  return out;
+}
+}  // namespace detail
+
+/// @brief The tensor with permuted modes: mode k of the result is mode perm[k] of x (like numpy.transpose), by the
+///        CPU backend's permute_modes task.
 /// @throws shape_error unless perm is a permutation of 0…N−1.
 template <real_scalar T>
 ndtensor<T> permuted(const ndtensor<T>& x, const std::vector<std::size_t>& perm) {
   const nd_shape sx = shape_of(x);
-  const std::size_t order = sx.size();
-  std::vector<bool> seen(order, false);
-  TPROD_EXPECTS(perm.size() == order, "permuted: " + std::to_string(perm.size()) +
-                                          " axes given for a tensor of shape " + shape_string(sx));
-  for (const std::size_t p : perm) {
-    TPROD_EXPECTS(p < order && !seen[p], "permuted: the axes are not a permutation of 0…" +
-                                             std::to_string(order - 1) + " (shape " + shape_string(sx) + ")");
-    seen[p] = true;
-  }
-  nd_shape sy(order);
-  std::vector<std::size_t> stride_x(order), step(order);  // step[k]: x offset per unit of y's mode k
-  for (std::size_t n = 0, s = 1; n < order; s *= sx[n], ++n) stride_x[n] = s;
-  for (std::size_t k = 0; k < order; ++k) {
-    sy[k] = sx[perm[k]];
-    step[k] = stride_x[perm[k]];
-  }
-  ndtensor<T> y = ndtensor<T>::from_shape(sy);
-  std::vector<std::size_t> index(order, 0);
-  std::size_t offset = 0;
-  for (std::size_t e = 0; e < y.size(); ++e) {
-    y.data()[e] = x.data()[offset];
-    for (std::size_t k = 0; k < order; ++k) {  // odometer over y, first index fastest
-      offset += step[k];
-      if (++index[k] < sy[k]) break;
-      offset -= step[k] * sy[k];
-      index[k] = 0;
-    }
-  }
+  ndtensor<T> y = ndtensor<T>::from_shape(detail::permuted_shape(sx, perm));
+  permute_modes(detail::system_of<host_space>(), tensor3_view<const T>(x.data(), x.size(), 1, 1), sx, perm,
+                tensor3_view<T>(y.data(), y.size(), 1, 1));
   return y;
 }
 

@@ -138,6 +138,17 @@ ndtensor_in<T, S> reshaped(const ndtensor_in<T, S>& x, const nd_shape& shape) {
   return ndtensor_in<T, S>(shape, x.elements());
 }
 
+/// @brief The tensor with permuted modes, mode k of the result mode perm[k] of x (numpy.transpose), in S: one
+///        permute_modes task (on the device at most 16 modes).
+/// @throws shape_error unless perm is a permutation of 0…N−1.
+template <real_scalar T, memory_space S>
+ndtensor_in<T, S> permuted(const ndtensor_in<T, S>& x, const std::vector<std::size_t>& perm) {
+  const nd_shape shape = detail::permuted_shape(x.shape(), perm);
+  tensor3<T, dextents3, S> out(x.size(), 1, 1, uninitialized);
+  permute_modes(detail::system_of<S>(), x.flat(), x.shape(), perm, out.view());
+  return ndtensor_in<T, S>(shape, std::move(out));
+}
+
 /// @brief The mode-n product Y = X ×_n U with a host matrix U ∈ ℝ^{J×I_n} (Y_(n) = U·X_(n)), where X lives: one
 ///        backend multiply_mode on the view around n.
 /// @throws shape_error when U has not I_n columns, has no rows, or the mode is out of range.

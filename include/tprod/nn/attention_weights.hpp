@@ -11,7 +11,9 @@
 /// which is exactly the head layout of tensorize_heads (head j of W^Q is W^Q's j-th block of d_h columns, head j of
 /// W^O its j-th block of d_h rows). An L-product layer (p > 1 or another transform) keeps its weights in the
 /// transform domain, where the slices are not heads of one attention: it is refused at compile time (another
-/// transform) or with a shape_error (identity with p > 1). The biases are not part of the conversion.
+/// transform) or with a shape_error (identity with p > 1). The biases are not part of the conversion. A layer on the
+/// device gives its matrices to the host (copies: they are d×d, small next to what the model computes) and takes
+/// them back the same way.
 #include <concepts>
 #include <string>
 
@@ -26,8 +28,8 @@ namespace detail {
 template <class L>
 constexpr bool is_identity_transform = std::same_as<L, identity_transform>;
 
-template <class T, class L>
-void expect_standard_attention(const attention_params<T, L>& a, const char* who) {
+template <class T, class L, class S>
+void expect_standard_attention(const attention_params<T, L, S>& a, const char* who) {
   static_assert(is_identity_transform<L>,
                 "nn attention weights: only a standard attention layer (identity transform, p = 1) has plain "
                 "W^Q, W^K, W^V, W^O matrices; an L-product layer keeps its weights in the transform domain");
@@ -52,12 +54,16 @@ tprod::attention_weights<T> attention_weights_of(const tensor3<T>& w_qkv, const 
   return {qkv.leftCols(e), qkv.middleCols(e, e), qkv.rightCols(e), w_o.slice(0)};
 }
 
-/// @brief W^Q, W^K, W^V (d×d each) and W^O (d×d) of a standard attention layer, copied out.
+/// @brief W^Q, W^K, W^V (d×d each) and W^O (d×d) of a standard attention layer, copied out to the host.
 /// @throws shape_error unless the layer has p = 1.
-template <std::floating_point T, class L>
-tprod::attention_weights<T> attention_weights_of(const attention_params<T, L>& a) {
+template <std::floating_point T, class L, memory_space S>
+tprod::attention_weights<T> attention_weights_of(const attention_params<T, L, S>& a) {
   detail::expect_standard_attention(a, "nn::attention_weights_of");
-  return attention_weights_of(a.w_qkv.data(), a.w_o.data());
+  if constexpr (std::same_as<S, host_space>)
+    return attention_weights_of(a.w_qkv.data(), a.w_o.data());
+  else
+    return attention_weights_of(tprod::detail::in_space<host_space>(a.w_qkv.data()),
+                                tprod::detail::in_space<host_space>(a.w_o.data()));
 }
 
 /// @brief Overwrites W_QKV (d×3d×1) and W_O (d×d×1) with `w`.
@@ -83,10 +89,18 @@ void set_attention_weights(tensor3<T>& w_qkv, tensor3<T>& w_o, const tprod::atte
 /// @brief Overwrites the layer's W^Q, W^K, W^V and W^O with `w` (biases and head count unchanged).
 /// @throws shape_error unless the layer has p = 1 and all four matrices are d×d for the layer's width d; the
 ///         layer is unchanged when it throws.
-template <std::floating_point T, class L>
-void set_attention_weights(attention_params<T, L>& a, const tprod::attention_weights<T>& w) {
+template <std::floating_point T, class L, memory_space S>
+void set_attention_weights(attention_params<T, L, S>& a, const tprod::attention_weights<T>& w) {
   detail::expect_standard_attention(a, "nn::set_attention_weights");
-  set_attention_weights(a.w_qkv.data(), a.w_o.data(), w);
+  if constexpr (std::same_as<S, host_space>) {
+    set_attention_weights(a.w_qkv.data(), a.w_o.data(), w);
+  } else {  // through host copies, written back when the new weights fit
+    tensor3<T> w_qkv = tprod::detail::in_space<host_space>(a.w_qkv.data());
+    tensor3<T> w_o = tprod::detail::in_space<host_space>(a.w_o.data());
+    set_attention_weights(w_qkv, w_o, w);
+    a.w_qkv.data() = tprod::detail::in_space<S>(std::move(w_qkv));
+    a.w_o.data() = tprod::detail::in_space<S>(std::move(w_o));
+  }
 }
 
 }  // namespace tprod::nn

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "tprod/backend/cpu/parallel.hpp"
@@ -105,6 +106,32 @@ template <class T>
 void identity_slices(const system&, tensor3_view<T> x) {
   if (x.size() == 0) return;
   for (std::size_t k = 0; k < x.p(); ++k) x.slice(k).setIdentity();
+}
+
+/// @brief y = x with its modes reordered (y's mode k is x's mode perm[k]): an odometer over y, first index fastest,
+/// stepping through x by the stride of the mode each index of y runs over.
+template <class T>
+void permute_modes(const system&, tensor3_view<const T> x, std::span<const std::size_t> shape,
+                   std::span<const std::size_t> perm, tensor3_view<T> y) {
+  const std::size_t order = shape.size();
+  std::vector<std::size_t> sy(order), step(order), index(order, 0);
+  for (std::size_t k = 0; k < order; ++k) {
+    sy[k] = shape[perm[k]];
+    step[k] = 1;
+    for (std::size_t n = 0; n < perm[k]; ++n) step[k] *= shape[n];  // x's stride of mode perm[k]
+  }
+  const T* in = x.data();
+  T* out = y.data();
+  std::size_t offset = 0;
+  for (std::size_t e = 0; e < y.size(); ++e) {
+    out[e] = in[offset];
+    for (std::size_t k = 0; k < order; ++k) {
+      offset += step[k];
+      if (++index[k] < sy[k]) break;
+      offset -= step[k] * sy[k];
+      index[k] = 0;
+    }
+  }
 }
 
 }  // namespace tprod::backend::cpu

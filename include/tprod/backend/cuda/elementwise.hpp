@@ -5,9 +5,12 @@
 /// mirror of backend/cpu/elementwise.hpp, over the kernels of src/cuda/elementwise.cu.
 #include <cmath>
 #include <cstddef>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "tprod/backend/cuda/detail/raw.hpp"
+#include "tprod/core/config.hpp"
 #include "tprod/backend/cuda/system.hpp"
 #include "tprod/core/tensor3_view.hpp"
 
@@ -72,6 +75,14 @@ void adjoint_slices(const system& sys, dview<const T> a, dview<T> at) {
 template <class T>
 void identity_slices(const system& sys, dview<T> x) {
   raw::identity_slices(x.data(), x.m(), x.n(), x.size() == 0 ? 0 : x.p(), sys.stream());
+}
+template <class T>
+void permute_modes(const system& sys, dview<const T> x, std::span<const std::size_t> shape,
+                   std::span<const std::size_t> perm, dview<T> y) {
+  TPROD_EXPECTS(shape.size() <= raw::max_permuted_modes,
+                "permute_modes: the device permutes tensors of at most " + std::to_string(raw::max_permuted_modes) +
+                    " modes, not " + std::to_string(shape.size()));
+  raw::permute_modes(x.data(), shape.data(), perm.data(), shape.size(), y.data(), y.size(), sys.stream());
 }
 
 }  // namespace tprod::backend::cuda

@@ -17,8 +17,13 @@
 ///   slice_dots(sys, x, y)            Σ_ij conj(x)·y per slice                → std::vector<T>
 ///   adjoint_slices(sys, a, at)       at(:, :, k) = a(:, :, k)ᴴ
 ///   identity_slices(sys, x)          x(:, :, k) = I
+///   permute_modes(sys, x_const, shape, perm, y)
+///                                    y = x with its modes reordered: x holds a column-major order-N tensor of
+///                                    `shape` (a host list), y's mode k is x's mode perm[k] (numpy.transpose);
+///                                    x and y are flat views of equal size
 /// Host values (the reductions) are returned once the device work they need has finished.
 #include <concepts>
+#include <span>
 #include <vector>
 
 #include "tprod/core/scalar.hpp"
@@ -41,6 +46,7 @@ concept elementwise_tasks = requires(const Sys& sys, tensor3_view<T, dextents3, 
   { slice_dots(sys, c, c) } -> std::same_as<std::vector<T>>;
   adjoint_slices(sys, c, x);
   identity_slices(sys, x);
+  permute_modes(sys, c, std::span<const std::size_t>(), std::span<const std::size_t>(), x);
 };
 
 }  // namespace tprod::backend::kernels

@@ -11,7 +11,9 @@
 /// the FFN. Three levels, one implementation: one layer's attention_weights (`compress_attention(w, heads, options)`,
 /// `laser_attention(w, k, matrices)`), a standard encoder stack (`compress_attention(stack, layers, options)`),
 /// and — through attention_weights_of on the stored tensors — a checkpoint file (`tprod compress-attention`).
-/// Only a standard layer (p = 1, identity transform) has these matrices (attention_weights.hpp).
+/// Only a standard layer (p = 1, identity transform) has these matrices (attention_weights.hpp). A stack on the
+/// device is compressed the same way: its layers' d×d matrices come to the host, where the Tucker of the heads and
+/// the truncated SVDs run (small next to evaluating the model), and go back.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -97,10 +99,26 @@ inline std::vector<std::size_t> chosen_layers(std::span<const std::size_t> layer
   return chosen;
 }
 
+/// The m×n matrix of an m×n×1 tensor in any memory space, on the host.
+template <class T, memory_space S>
+dense_matrix<T> host_matrix_of(const tensor3<T, dextents3, S>& t) {
+  if constexpr (std::same_as<S, host_space>)
+    return t.slice(0);
+  else
+    return tprod::detail::in_space<host_space>(t).slice(0);
+}
+/// t(:, :, 0) = m for an m×n×1 tensor in any memory space (a device tensor through a host copy).
+template <class T, memory_space S>
+void write_matrix(tensor3<T, dextents3, S>& t, const dense_matrix<T>& m) {
+  tensor3<T> h(std::size_t(m.rows()), std::size_t(m.cols()), 1, uninitialized);
+  h.slice(0) = m;
+  t = tprod::detail::in_space<S>(std::move(h));
+}
+
 /// @brief Runs `compress(weights&) → attention_compression` on the chosen layers of a standard stack, all layers
 /// first, then writes every result back (so the stack is unchanged when one of them throws).
-template <std::floating_point T, class L, class F>
-std::vector<attention_compression> compress_layers(encoder_stack<T, L>& stack, std::span<const std::size_t> layers,
+template <std::floating_point T, class L, class A, class F>
+std::vector<attention_compression> compress_layers(encoder_stack<T, L, A>& stack, std::span<const std::size_t> layers,
                                                    const char* who, F&& compress) {
   const auto chosen = chosen_layers(layers, stack.size(), who);
   std::vector<tprod::attention_weights<T>> rebuilt;
@@ -187,8 +205,8 @@ attention_compression compress_attention_matrix(tprod::attention_weights<T>& w, 
 /// `layers` empty means every layer. Returns one result per layer, in the order given.
 /// @throws shape_error for a layer index out of range or repeated, an L-product layer (p > 1), or bad ranks; the
 ///         stack is unchanged when it throws.
-template <std::floating_point T, class L>
-std::vector<attention_compression> compress_attention(encoder_stack<T, L>& stack, std::span<const std::size_t> layers,
+template <std::floating_point T, class L, class A>
+std::vector<attention_compression> compress_attention(encoder_stack<T, L, A>& stack, std::span<const std::size_t> layers,
                                                       const tucker_options& options) {
   return detail::compress_layers(stack, layers, "nn::compress_attention",
                                  [&](tprod::attention_weights<T>& w, std::size_t heads) {
@@ -199,8 +217,8 @@ std::vector<attention_compression> compress_attention(encoder_stack<T, L>& stack
 /// @brief compress_attention_matrix on the given layers of a standard encoder stack (`layers` empty: every layer).
 /// @throws shape_error as compress_attention_matrix, or for a layer out of range; the stack is unchanged when it
 ///         throws.
-template <std::floating_point T, class L>
-std::vector<attention_compression> compress_attention_matrix(encoder_stack<T, L>& stack,
+template <std::floating_point T, class L, class A>
+std::vector<attention_compression> compress_attention_matrix(encoder_stack<T, L, A>& stack,
                                                              std::span<const std::size_t> layers,
                                                              attention_matrix which, std::size_t r1, std::size_t r2) {
   return detail::compress_layers(stack, layers, "nn::compress_attention_matrix",
@@ -211,9 +229,9 @@ std::vector<attention_compression> compress_attention_matrix(encoder_stack<T, L>
 
 /// @brief laser_attention on the given layers of a standard encoder stack (`layers` empty: every layer).
 /// @throws shape_error as compress_attention, or for k outside 1..d; the stack is unchanged when it throws.
-template <std::floating_point T, class L>
+template <std::floating_point T, class L, class A>
 std::vector<attention_compression> laser_attention(
-    encoder_stack<T, L>& stack, std::span<const std::size_t> layers, std::size_t rank,
+    encoder_stack<T, L, A>& stack, std::span<const std::size_t> layers, std::size_t rank,
     std::span<const attention_matrix> matrices = all_attention_matrices) {
   return detail::compress_layers(stack, layers, "nn::laser_attention",
                                  [&](tprod::attention_weights<T>& w, std::size_t) {
@@ -238,8 +256,8 @@ struct ffn_compression {
 /// 004's hybrid (Remark 3, Table III, case 3: Tucker on the attention, LASER on the FFN).
 /// @throws shape_error for an L-product layer (p > 1), a layer out of range or repeated, or k outside
 ///         1..min(d, d_ff); the stack is unchanged when it throws.
-template <std::floating_point T, class L>
-std::vector<ffn_compression> laser_ffn(encoder_stack<T, L>& stack, std::span<const std::size_t> layers,
+template <std::floating_point T, class L, class A>
+std::vector<ffn_compression> laser_ffn(encoder_stack<T, L, A>& stack, std::span<const std::size_t> layers,
                                        std::size_t rank, std::span<const ffn_matrix> matrices = both_ffn_matrices) {
   const auto chosen = detail::chosen_layers(layers, stack.size(), "nn::laser_ffn");
   std::vector<std::array<dense_matrix<T>, 2>> rebuilt;
@@ -248,8 +266,8 @@ std::vector<ffn_compression> laser_ffn(encoder_stack<T, L>& stack, std::span<con
     auto& ffn = stack[i].ffn;
     TPROD_EXPECTS(ffn.slices() == 1, "nn::laser_ffn: layer " + std::to_string(i) + " is an L-product layer (p = " +
                                          std::to_string(ffn.slices()) + "); LASER reduces a standard layer's matrices");
-    const std::array<dense_matrix<T>, 2> before = {dense_matrix<T>(ffn.w1.data().slice(0)),
-                                                   dense_matrix<T>(ffn.w2.data().slice(0))};
+    const std::array<dense_matrix<T>, 2> before = {detail::host_matrix_of(ffn.w1.data()),
+                                                   detail::host_matrix_of(ffn.w2.data())};
     std::array<dense_matrix<T>, 2> w = before;
     double dense = 0, stored = 0;
     for (std::size_t j = 0; j < 2; ++j)
@@ -262,8 +280,8 @@ std::vector<ffn_compression> laser_ffn(encoder_stack<T, L>& stack, std::span<con
     results.push_back(c);
   }
   for (std::size_t j = 0; j < chosen.size(); ++j) {
-    stack[chosen[j]].ffn.w1.data().slice(0) = rebuilt[j][0];
-    stack[chosen[j]].ffn.w2.data().slice(0) = rebuilt[j][1];
+    detail::write_matrix(stack[chosen[j]].ffn.w1.data(), rebuilt[j][0]);
+    detail::write_matrix(stack[chosen[j]].ffn.w2.data(), rebuilt[j][1]);
   }
   return results;
 }

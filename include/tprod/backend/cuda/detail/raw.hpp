@@ -56,6 +56,12 @@ template <class T> void block_dots(const T* x, const T* y, std::size_t block, st
 template <class T> void adjoint_slices(const T* a, T* at, std::size_t m, std::size_t n, std::size_t p, cudaStream_t stream);
 /// @brief x(:, :, k) = I (m×n) for every slice.
 template <class T> void identity_slices(T* x, std::size_t m, std::size_t n, std::size_t p, cudaStream_t stream);
+/// @brief y = x with its modes reordered: x column-major of `shape` (host array of `order`), y's mode k is x's mode
+/// perm[k] (host array); `total` elements; at most max_permuted_modes modes (src/cuda/elementwise.cu).
+inline constexpr std::size_t max_permuted_modes = 16;
+template <class T>
+void permute_modes(const T* x, const std::size_t* shape, const std::size_t* perm, std::size_t order, T* y,
+                   std::size_t total, cudaStream_t stream);
 /// @brief Uniform i.i.d. entries in [−1, 1] (both parts when complex) from cuRAND's Philox generator.
 template <class T> void random_uniform(T* x, std::size_t n, unsigned long long seed, cudaStream_t stream);
 
