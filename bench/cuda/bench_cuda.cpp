@@ -9,7 +9,9 @@
 //   transform_gemm (one cuBLAS GEMM, (N, N)) and, at P ∈ {32, 64}, transform_gemm_bt (its (N, T) form, the route
 //   of factors too large for the tube kernel);
 // - …/tf32 (S = 4096 only): the L-product and the GEMM limit with TF32 tensor cores (the only cases that use them).
-// lsvd/dct/m64_n64_p256 comes with the device L-SVD (the CPU benchmark has it in bench/algebra/bench_svd.cpp).
+// lsvd/dct/m64_n64_p256 comes with the device L-SVD (the CPU benchmark has it in bench/algebra/bench_svd.cpp);
+// svd_slices_limit/… times its slice SVDs alone (past 32×32 tprod's batched one-sided Jacobi), beside
+// svd_slices_cusolver/…, the same through cuSOLVER alone (one gesvdj per slice past 32×32).
 // encoder_layer/{standard,lproduct_p4}/d768: one encoder layer's forward + backward (B = 8, T = 128, FP32), as
 // bench_nn times it on the CPU; items_per_second counts tokens. PyTorch's peer: bench/peers/torch_encoder_gpu.py.
 //
@@ -241,8 +243,9 @@ void lsvd(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p) 
   set_items(state, m * n * p);
 }
 
-/// The L-SVD's slice SVDs alone, on a preallocated transform-domain tensor and factors (the same cuSOLVER calls).
-void svd_slices_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p) {
+/// The L-SVD's slice SVDs alone, on a preallocated transform-domain tensor and factors: the route svd takes
+/// (`cusolver`: cuSOLVER's alone, the baseline of tprod's batched one-sided Jacobi past 32×32).
+void svd_slices_limit(benchmark::State& state, std::size_t m, std::size_t n, std::size_t p, bool cusolver) {
   run_case(state, [&](device_case& dc) {
     const auto a = tprod::cuda::random_tensor3<float>(m, n, p, 1, dc.execution());
     const std::size_t r = std::min(m, n);
@@ -250,8 +253,9 @@ void svd_slices_limit(benchmark::State& state, std::size_t m, std::size_t n, std
     std::vector<float> sigma(r * p);
     std::vector<int> info(p);
     dc.time(state, [&] {
-      tprod::backend::cuda::raw::svd_slices<float>(a.data(), m, n, p, r, r, u.data(), v.data(), sigma.data(),
-                                                   info.data(), dc.stream());
+      const auto route = cusolver ? tprod::backend::cuda::raw::svd_slices_cusolver<float>
+                                  : tprod::backend::cuda::raw::svd_slices<float>;
+      route(a.data(), m, n, p, r, r, u.data(), v.data(), sigma.data(), info.data(), dc.stream());
     });
   });
   set_items(state, m * n * p);
@@ -346,7 +350,8 @@ void register_cases() {
   for (const auto& [m, n, p] : {std::tuple<std::size_t, std::size_t, std::size_t>{64, 64, 256}, {32, 32, 256}}) {
     const std::string sh = std::string("m") + std::to_string(m) + "_n" + std::to_string(n) + "_p" + std::to_string(p);
     add_us(std::string("lsvd/dct/") + sh, lsvd, m, n, p);
-    add_us(std::string("svd_slices_limit/") + sh, svd_slices_limit, m, n, p);
+    add_us(std::string("svd_slices_limit/") + sh, svd_slices_limit, m, n, p, false);
+    add_us(std::string("svd_slices_cusolver/") + sh, svd_slices_limit, m, n, p, true);
   }
 }
 

@@ -26,6 +26,11 @@ TEST_CASE_TEMPLATE("device TT-SVD equals the host's, its cores on the device", T
   test::in_space::check_tensor_train<T, device_space>();
 }
 
+TEST_CASE_TEMPLATE("device TT and MPO rounding equal the host's, the cores on the device", T,
+                   TPROD_DEVICE_REAL_SCALARS) {
+  test::in_space::check_tt_round<T, device_space>();
+}
+
 TEST_CASE_TEMPLATE("device block terms and CP take the host's ALS steps", T, TPROD_DEVICE_REAL_SCALARS) {
   test::in_space::check_block_terms<T, device_space>();
 }
@@ -40,6 +45,11 @@ TEST_CASE_TEMPLATE("device MPO product and MPO linear layer equal the host's, fo
 
 TEST_CASE_TEMPLATE("device polynomial graph filter equals the host's, forward and backward", T, TPROD_DEVICE_REAL_SCALARS) {
   test::in_space::check_polynomial_filter<T, device_space>();
+}
+
+TEST_CASE_TEMPLATE("device graph signals: Fourier transforms, spectral convolution and RGTN equal the host's", T,
+                   TPROD_DEVICE_REAL_SCALARS) {
+  test::in_space::check_graph_signals<T, device_space>();
 }
 
 TEST_CASE_TEMPLATE("device tensorized spectral attention equals the host's: heads, filters, padding, every gradient", T,

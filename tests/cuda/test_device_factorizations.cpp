@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The slice factorizations on device tensors (cuSOLVER) against the CPU backend on the same inputs, over the four
-// scalars, every transform, tall, wide and square slices: the L-SVD (both cuSOLVER routes: batched Jacobi up to
-// 32×32, one gesvdj per slice beyond; economy, full, rank- and energy-truncated), whose singular values and
+// scalars, every transform, tall, wide and square slices: the L-SVD (its three routes: cuSOLVER's batched Jacobi up
+// to 32×32, tprod's batched one-sided Jacobi for the economy form up to 256×256, one gesvdj per slice beyond or for
+// the full form; economy, full, rank- and energy-truncated), whose singular values and
 // multi-rank equal the host's, its reconstruction and the spectral and nuclear norms; the L-QR; the ranks. Factors
 // are unique only up to the signs (phases) of their columns, so they are checked through the identities that define
 // them (A = U *_L S *_L Vᴴ = Q *_L R, U, V and Q L-orthogonal, R̂ upper triangular).
@@ -57,6 +58,53 @@ TEST_CASE_TEMPLATE("device svd: σ equals the host's and the factors reconstruct
         CHECK(orthogonality_error(v, l) <= 10 * tol<T>(size));
       }
     });
+  }
+}
+
+TEST_CASE_TEMPLATE("device slice SVDs from 33 to 256: tprod's batched one-sided Jacobi against cuSOLVER's and the "
+                   "host's", T, TPROD_DEVICE_SCALARS) {
+  using R = real_t<T>;
+  // Tall, wide and square past cuSOLVER's batched 32×32, in shared memory (64×64) and in global memory (256×256
+  // and 200×33 in double), an odd column count, rank 7 of 80 (zero σ completed), a zero slice and a slice of one row.
+  for (const auto& [m, n, p, rank] : {std::tuple{64, 64, 5, 0}, std::tuple{128, 70, 3, 0}, std::tuple{70, 128, 3, 0},
+                                      std::tuple{256, 256, 2, 0}, std::tuple{200, 33, 2, 0}, std::tuple{96, 80, 2, 7},
+                                      std::tuple{40, 35, 1, -1}, std::tuple{1, 100, 2, 0}}) {
+    CAPTURE(shape_string(m, n, p));
+    CAPTURE(rank);
+    tensor3<T> a = rank < 0 ? tensor3<T>(m, n, p) : random_tensor3<T>(m, n, p, 11 + m + n);
+    if (rank > 0) {
+      const auto b = random_tensor3<T>(m, rank, p, 3), c = random_tensor3<T>(rank, n, p, 4);
+      for (int k = 0; k < p; ++k) a.slice(k) = b.slice(k) * c.slice(k);
+    }
+    const auto da = to_device(a);
+    const std::size_t r = std::size_t(std::min(m, n)), q = std::size_t(p), size = std::size_t(m * n);
+    device_tensor3<T> u(m, r, q), v(n, r, q), u_ref(m, r, q), v_ref(n, r, q);
+    std::vector<R> sigma(r * q), sigma_ref(r * q);
+    std::vector<int> info(q, -1), info_ref(q, -1);
+    backend::cuda::raw::svd_slices<T>(da.data(), m, n, q, r, r, u.data(), v.data(), sigma.data(), info.data(), nullptr);
+    backend::cuda::raw::svd_slices_cusolver<T>(da.data(), m, n, q, r, r, u_ref.data(), v_ref.data(), sigma_ref.data(),
+                                              info_ref.data(), nullptr);
+    const auto host_sigma = backend::cpu::singular_values_slices(backend::cpu::system{execution{}},
+                                                                 std::as_const(a).dynamic_view(), {});
+    const auto hu = to_host(u), hv = to_host(v);
+    for (std::size_t k = 0; k < q; ++k) {
+      CAPTURE(k);
+      CHECK(info[k] == 0);
+      CHECK(info_ref[k] == 0);
+      const double top = std::max(1.0, double(host_sigma[k * r]));
+      for (std::size_t i = 0; i < r; ++i) {
+        CHECK(std::abs(double(sigma[i + k * r]) - double(host_sigma[i + k * r])) <= tol<T>(size) * top);
+        CHECK(std::abs(double(sigma[i + k * r]) - double(sigma_ref[i + k * r])) <= tol<T>(size) * top);
+      }
+      using M = detail::dense_matrix<cd>;
+      const M uk = hu.slice(k).template cast<cd>(), vk = hv.slice(k).template cast<cd>();
+      Eigen::VectorXd s = Eigen::VectorXd::Zero(Eigen::Index(r));
+      for (std::size_t i = 0; i < r; ++i) s(Eigen::Index(i)) = double(sigma[i + k * r]);
+      CHECK((uk * s.cast<cd>().asDiagonal() * vk.adjoint() - a.slice(k).template cast<cd>()).norm() <=
+            10 * tol<T>(size) * top);
+      CHECK((uk.adjoint() * uk - M::Identity(Eigen::Index(r), Eigen::Index(r))).norm() <= 10 * tol<T>(size));
+      CHECK((vk.adjoint() * vk - M::Identity(Eigen::Index(r), Eigen::Index(r))).norm() <= 10 * tol<T>(size));
+    }
   }
 }
 

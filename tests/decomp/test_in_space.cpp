@@ -24,6 +24,11 @@ TEST_CASE_TEMPLATE("TT-SVD of an ndtensor_in equals that of the ndtensor, its co
   test::in_space::check_tensor_train<T, host_space>();
 }
 
+TEST_CASE_TEMPLATE("TT and MPO rounding of cores in a memory space equal the host's, the cores kept there", T,
+                   double) {
+  test::in_space::check_tt_round<T, host_space>();
+}
+
 TEST_CASE_TEMPLATE("the shared-factor Tucker of attention weights in a memory space equals the host's", T,
                    double) {
   test::in_space::check_multihead_tucker<T, host_space>();

@@ -173,6 +173,66 @@ void check_tensor_train() {
   CHECK_THROWS_AS(tt_svd(xs_of<T, S>({2, 3}), {.max_rank = 0}), shape_error);
 }
 
+/// The cores of a host train (or MPO) copied to S.
+template <memory_space S, class T>
+tensor_train_in<T, S> train_in(const tensor_train<T>& a) {
+  tensor_train_in<T, S> r;
+  for (const auto& c : a.cores) r.cores.push_back(copy<S>(c));
+  return r;
+}
+
+/// TT rounding and MPO rounding of cores in S equal the host's: ranks, the rounded tensor, the ε guarantee, the
+/// left-orthonormal cores; bad options and NaN cores refused alike.
+template <class T, memory_space S>
+void check_tt_round() {
+  std::uint64_t seed = 140;
+  for (const nd_shape& shape : {nd_shape{4, 5, 3, 2}, nd_shape{3, 8}, nd_shape{6}, nd_shape{2, 3, 4, 3, 2}}) {
+    // a train with redundant ranks: the sum of two TT-SVDs of random tensors
+    const ndtensor<T> x = random_ndtensor<T>(shape, ++seed), y = random_ndtensor<T>(shape, ++seed);
+    const tensor_train<T> b = tt_svd(x, {.max_rank = 3}) + tt_svd(y, {.max_rank = 2});
+    const ndtensor<T> fb = b.full();
+    for (const tt_options o : {tt_options{}, tt_options{.tolerance = 0.3}, tt_options{.max_rank = 2}}) {
+      CAPTURE(shape_string(shape));
+      CAPTURE(o.tolerance);
+      CAPTURE(o.max_rank);
+      const tensor_train<T> host = tt_round(b, o);
+      const tensor_train_in<T, S> in = tt_round(train_in<S>(b), o);
+      CHECK(in.ranks() == host.ranks());
+      const ndtensor<T> full = to_ndtensor(in.full());
+      CHECK(rel_diff(full, host.full()) <= tolerance<T>(double(fb.size())));
+      if (o.max_rank > fb.size()) CHECK(rel_diff(full, fb) <= o.tolerance + tolerance<T>(double(fb.size())));
+      for (std::size_t n = 0; n + 1 < in.order(); ++n) {  // left-orthonormal: G_nᵀG_n = I as (R_{n−1}I_n)×R_n
+        const ndtensor<T> c = to_ndtensor(in.cores[n]);
+        const auto g = detail::as_matrix(c, c.shape()[0] * c.shape()[1], c.shape()[2]);
+        const dense_matrix<T> defect = g.transpose() * g - dense_matrix<T>::Identity(g.cols(), g.cols());
+        CHECK(double(defect.norm()) <= tolerance<T>(double(g.size())));
+      }
+    }
+  }
+  // an MPO of random cores with ranks 3: rounding to rank 2 and to ε = 0.2 as on the host
+  mpo<T> w;
+  const std::size_t ranks[] = {1, 3, 3, 1};
+  for (std::size_t n = 0; n < 3; ++n) w.cores.push_back(random_ndtensor<T>({ranks[n], 2, 3, ranks[n + 1]}, 150 + n));
+  for (const tt_options o : {tt_options{.max_rank = 2}, tt_options{.tolerance = 0.2}}) {
+    CAPTURE(o.tolerance);
+    const mpo<T> host = mpo_round(w, o);
+    const mpo_in<T, S> in = mpo_round(copy<S>(w), o);
+    CHECK(in.ranks() == host.ranks());
+    CHECK(in.row_dims() == host.row_dims());
+    CHECK(in.col_dims() == host.col_dims());
+    const dense_matrix<T> got = detail::in_space<host_space>(in.full()).slice(0), want = host.full();
+    CHECK(double((got - want).norm()) <= tolerance<T>(double(want.size())) * (double(want.norm()) + 1));
+  }
+  const tensor_train_in<T, S> a = train_in<S>(tt_svd(random_ndtensor<T>({3, 4}, 7)));
+  CHECK_THROWS_AS(tt_round(a, {.tolerance = 1.0}), shape_error);
+  CHECK_THROWS_AS(tt_round(a, {.max_rank = 0}), shape_error);
+  ndtensor<T> bad = random_ndtensor<T>({1, 3, 2}, 8);
+  bad.data()[1] = std::numeric_limits<T>::quiet_NaN();
+  tensor_train<T> with_nan;
+  with_nan.cores = {bad, random_ndtensor<T>({2, 4, 1}, 9)};
+  CHECK_THROWS_WITH_AS(tt_round(train_in<S>(with_nan)), doctest::Contains("tt_round"), numerical_error);
+}
+
 /// The shared-factor Tucker of an attention layer whose weights live in S equals the host's: the tensorization, the
 /// decomposition and the rebuilt weights; the tensorization round-trips; bad head counts are refused alike.
 template <class T, memory_space S>

@@ -280,12 +280,13 @@ tensor3<T, dextents3, S> mpo_product(const tensor3<T, dextents3, S>& x, const mp
   return detail::mpo_forward_in<T, S>(x, w, nullptr, "mpo_product");
 }
 
-/// @brief MPO rounding: TT rounding of the cores over merged modes (ε guarantee as tt_round).
-template <real_scalar T>
-mpo<T> mpo_round(const mpo<T>& w, const tt_options& options = {}) {
-  const tensor_train<T> tt = tt_round(w.as_tensor_train("mpo_round"), options);
+/// @brief MPO rounding: TT rounding of the cores over merged modes (ε guarantee as tt_round); cores in memory space
+///        S (an mpo_in) are rounded there.
+template <real_scalar T, class Tensor>
+mpo<T, Tensor> mpo_round(const mpo<T, Tensor>& w, const tt_options& options = {}) {
+  const tensor_train<T, Tensor> tt = tt_round(w.as_tensor_train("mpo_round"), options);
   const nd_shape ri = w.row_dims(), cj = w.col_dims();
-  mpo<T> m;
+  mpo<T, Tensor> m;
   for (std::size_t n = 0; n < tt.order(); ++n) {
     const nd_shape s = shape_of(tt.cores[n]);
     m.cores.push_back(reshaped(tt.cores[n], {s[0], ri[n], cj[n], s[2]}));

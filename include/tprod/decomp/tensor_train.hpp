@@ -234,6 +234,52 @@ void orthogonalize_right(std::vector<ndtensor<T>>& cores) {
     cores[n - 1] = core_from<T>(as_matrix(cores[n - 1], p0 * pi, r0) * rt, p0, pi, k);
   }
 }
+/// The same in memory space S: G_nᵀ = QR by qr_slices, the transposes by adjoint_slices, G_{n−1}·Rᵀ by facewise.
+template <real_scalar T, memory_space S>
+void orthogonalize_right(std::vector<ndtensor_in<T, S>>& cores) {
+  using view = tensor3_view<const T, dextents3, S>;
+  using matrix = tensor3<T, dextents3, S>;
+  const auto sys = system_of<S>();
+  for (std::size_t n = cores.size() - 1; n > 0; --n) {
+    const nd_shape s = cores[n].shape();
+    const std::size_t r0 = s[0], cols = s[1] * s[2], k = std::min(r0, cols);
+    matrix gt(cols, r0, 1, uninitialized), q(cols, k, 1, uninitialized), r(k, r0, 1, uninitialized);
+    matrix qt(k, cols, 1, uninitialized), rt(r0, k, 1, uninitialized);
+    adjoint_slices(sys, view(cores[n].elements().data(), r0, cols, 1), gt.view());
+    qr_slices(sys, view(gt.data(), cols, r0, 1), std::vector<char>{}, q.view(), r.view());
+    adjoint_slices(sys, view(q.data(), cols, k, 1), qt.view());
+    adjoint_slices(sys, view(r.data(), k, r0, 1), rt.view());
+    cores[n] = ndtensor_in<T, S>({k, s[1], s[2]}, std::move(qt));
+    const nd_shape p = cores[n - 1].shape();
+    matrix left(p[0] * p[1], k, 1, uninitialized);
+    facewise(sys, view(cores[n - 1].elements().data(), p[0] * p[1], r0, 1), view(rt.data(), r0, k, 1), left.view());
+    cores[n - 1] = ndtensor_in<T, S>({p[0], p[1], k}, std::move(left));
+  }
+}
+
+/// One step of the rounding's left-to-right sweep: core n (right-orthonormal cores after it) split into a
+/// left-orthonormal core truncated to energy δ² and max_rank, and the carry diag(σ)·Vᵀ multiplied into core n + 1.
+template <real_scalar T>
+void round_step(std::vector<ndtensor<T>>& cores, std::size_t n, double delta2, std::size_t max_rank) {
+  const std::size_t r0 = cores[n].shape()[0], i = cores[n].shape()[1], r1 = cores[n].shape()[2];
+  const dense_matrix<T> carry = split_off_core<T>(as_matrix(cores[n], r0 * i, r1), r0, i, delta2, max_rank, cores[n]);
+  const std::size_t ni = cores[n + 1].shape()[1], nr1 = cores[n + 1].shape()[2];
+  cores[n + 1] = core_from<T>(carry * as_matrix(cores[n + 1], r1, ni * nr1), std::size_t(carry.rows()), ni, nr1);
+}
+/// The same in memory space S: the split by split_carry (svd_slices), the product by facewise.
+template <real_scalar T, memory_space S>
+void round_step(std::vector<ndtensor_in<T, S>>& cores, std::size_t n, double delta2, std::size_t max_rank) {
+  using view = tensor3_view<const T, dextents3, S>;
+  const std::size_t r0 = cores[n].shape()[0], i = cores[n].shape()[1];
+  const tensor3<T, dextents3, S> core = cores[n].elements();  // split_carry replaces cores[n]
+  const tensor3<T, dextents3, S> carry = split_carry<T>(core, r0 * i, r0, i, delta2, max_rank, cores[n]);
+  const std::size_t r = shape_of(cores[n])[2], r1 = core.size() / (r0 * i);
+  const nd_shape next = cores[n + 1].shape();
+  tensor3<T, dextents3, S> merged(r, next[1] * next[2], 1, uninitialized);
+  facewise(system_of<S>(), view(carry.data(), r, r1, 1), view(cores[n + 1].elements().data(), r1, next[1] * next[2], 1),
+           merged.view());
+  cores[n + 1] = ndtensor_in<T, S>({r, next[1], next[2]}, std::move(merged));
+}
 
 }  // namespace detail
 
@@ -252,26 +298,21 @@ tensor_train_in<T, S> tt_svd(const ndtensor_in<T, S>& a, const tt_options& optio
 
 /// @brief TT rounding (Oseledets 2011, Alg. 2): right-to-left QR orthogonalization, then a left-to-right
 ///        truncated SVD sweep with δ = ε‖A‖_F/√(N−1), so ‖A − round(A)‖_F ≤ ε‖A‖_F (when max_rank does not bind).
-/// @throws shape_error on an invalid train or tolerance.
-template <real_scalar T>
-tensor_train<T> tt_round(const tensor_train<T>& a, const tt_options& options = {}) {
+///        Cores in memory space S (a tensor_train_in) are rounded there, the QRs, SVDs and products through S's
+///        backend tasks, and stay there.
+/// @throws shape_error on an invalid train or tolerance; numerical_error on NaN or Inf.
+template <real_scalar T, class Tensor>
+tensor_train<T, Tensor> tt_round(const tensor_train<T, Tensor>& a, const tt_options& options = {}) {
   a.validate("tt_round");
   for (const auto& core : a.cores) detail::expect_finite(core, "tt_round");
   detail::expect_tolerance(options.tolerance, "tt_round");
   TPROD_EXPECTS(options.max_rank >= 1, "tt_round: max_rank must be at least 1");
-  tensor_train<T> tt = a;
+  tensor_train<T, Tensor> tt = a;
   detail::orthogonalize_right(tt.cores);
   const std::size_t order = tt.order();
   const double norm = detail::frobenius(tt.cores[0]);
   const double delta2 = order > 1 ? std::pow(options.tolerance * norm, 2) / double(order - 1) : 0.0;
-  for (std::size_t n = 0; n + 1 < order; ++n) {
-    const std::size_t r0 = tt.cores[n].shape()[0], i = tt.cores[n].shape()[1], r1 = tt.cores[n].shape()[2];
-    const dense_matrix<T> carry = detail::split_off_core<T>(detail::as_matrix(tt.cores[n], r0 * i, r1), r0, i,
-                                                            delta2, options.max_rank, tt.cores[n]);
-    const std::size_t ni = tt.cores[n + 1].shape()[1], nr1 = tt.cores[n + 1].shape()[2];
-    tt.cores[n + 1] = detail::core_from<T>(carry * detail::as_matrix(tt.cores[n + 1], r1, ni * nr1),
-                                           std::size_t(carry.rows()), ni, nr1);
-  }
+  for (std::size_t n = 0; n + 1 < order; ++n) detail::round_step(tt.cores, n, delta2, options.max_rank);
   return tt;
 }
 

@@ -65,11 +65,14 @@ void expect_basis_fits(const graph_fourier_basis<T>& b, Eigen::Index rows, const
 }
 }  // namespace detail
 
-/// @brief x̂ = Φᵀ ×₁ x, the graph Fourier transform of a vector, matrix or tensor signal.
+/// @brief x̂ = Φᵀ ×₁ x, the graph Fourier transform of a vector, matrix or tensor signal (in a memory space:
+///        computed there, graph/mode1.hpp).
 /// @throws shape_error when the signal's first mode is not L.
 template <real_scalar T, class Signal>
 Signal graph_fourier_transform(const graph_fourier_basis<T>& b, const Signal& x) {
-  return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
+  if constexpr (detail::signal_in_space<Signal>)
+    return detail::mode1_product_in(dense_matrix<T>(b.phi.transpose()), x, "graph_fourier_transform");
+  else return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
     detail::expect_basis_fits(b, x1.rows(), "graph_fourier_transform");
     return b.phi.transpose() * x1;
   });
@@ -79,7 +82,9 @@ Signal graph_fourier_transform(const graph_fourier_basis<T>& b, const Signal& x)
 /// @throws shape_error when the signal's first mode is not L.
 template <real_scalar T, class Signal>
 Signal inverse_graph_fourier_transform(const graph_fourier_basis<T>& b, const Signal& xh) {
-  return apply_mode1(xh, [&](const auto& x1) -> dense_matrix<T> {
+  if constexpr (detail::signal_in_space<Signal>)
+    return detail::mode1_product_in(b.phi, xh, "inverse_graph_fourier_transform");
+  else return apply_mode1(xh, [&](const auto& x1) -> dense_matrix<T> {
     detail::expect_basis_fits(b, x1.rows(), "inverse_graph_fourier_transform");
     return b.phi * x1;
   });
@@ -92,7 +97,10 @@ Signal spectral_convolution(const graph_fourier_basis<T>& b, const dense_vector<
   TPROD_EXPECTS(std::size_t(gamma.size()) == b.vertices(),
                 "spectral_convolution: " + std::to_string(gamma.size()) + " multipliers for " +
                     std::to_string(b.vertices()) + " graph frequencies");
-  return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
+  if constexpr (detail::signal_in_space<Signal>)  // Φ diag(γ) Φᵀ formed once on the host (L×L), applied where x is
+    return detail::mode1_product_in(dense_matrix<T>(b.phi * gamma.asDiagonal() * b.phi.transpose()), x,
+                                    "spectral_convolution");
+  else return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
     detail::expect_basis_fits(b, x1.rows(), "spectral_convolution");
     return b.phi * (gamma.asDiagonal() * (b.phi.transpose() * x1));
   });

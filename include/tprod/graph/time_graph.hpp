@@ -92,24 +92,44 @@ Signal rgtn_forward(const dense_matrix<T>& a, const Signal& x) {
   return mode1_product(shifted_inverse_sqrt(a), x);
 }
 
-/// @brief The RGTN forward pass with an idempotent P (paper 002 §2.4): Y = ten(I + A ⊗ P) ×^{1,2}_{3,4} X, i.e.
-///        Y(l, j) = X(l, j) + Σ_{l′, j′} A(l, l′)·P(j, j′)·X(l′, j′) = (X + A·X·Pᵀ)(l, j), for X ∈ ℝ^{L×J}.
-/// @throws shape_error when A is not L×L or P not J×J for X; numerical_error when P is not idempotent
-///         (‖P² − P‖_max above 100·ε·J·max(1, ‖P‖²_max), the roundings of P² allowed for).
+namespace detail {
+/// The checks of rgtn_forward(A, P, X) for a signal of the given shape (steps × features).
 template <real_scalar T>
-dense_matrix<T> rgtn_forward(const dense_matrix<T>& a, const dense_matrix<T>& p, const dense_matrix<T>& x) {
-  detail::expect_square(a, "rgtn_forward");
-  detail::expect_square(p, "rgtn_forward");
-  TPROD_EXPECTS(a.cols() == x.rows() && p.cols() == x.cols(),
+void check_rgtn_propagation(const dense_matrix<T>& a, const dense_matrix<T>& p, std::size_t steps,
+                            std::size_t features, const std::string& signal_shape) {
+  expect_square(a, "rgtn_forward");
+  expect_square(p, "rgtn_forward");
+  TPROD_EXPECTS(std::size_t(a.cols()) == steps && std::size_t(p.cols()) == features,
                 "rgtn_forward: a " + shape_string(a) + " time graph and a " + shape_string(p) +
-                    " propagation for a " + shape_string(x) + " signal (steps × features)");
+                    " propagation for a " + signal_shape + " signal (steps × features)");
   const double largest = p.size() == 0 ? 0.0 : double(p.cwiseAbs().maxCoeff());
   const double scale = std::max(1.0, largest * largest);
   const double defect = p.rows() == 0 ? 0.0 : double((p * p - p).cwiseAbs().maxCoeff());
   if (!(defect <= 100 * double(std::numeric_limits<T>::epsilon()) * double(p.rows()) * scale))
     throw numerical_error("rgtn_forward: the propagation P (" + shape_string(p) +
                           ") is not idempotent: max |P² − P| = " + number_text(defect));
+}
+}  // namespace detail
+
+/// @brief The RGTN forward pass with an idempotent P (paper 002 §2.4): Y = ten(I + A ⊗ P) ×^{1,2}_{3,4} X, i.e.
+///        Y(l, j) = X(l, j) + Σ_{l′, j′} A(l, l′)·P(j, j′)·X(l′, j′) = (X + A·X·Pᵀ)(l, j), for X ∈ ℝ^{L×J}.
+/// @throws shape_error when A is not L×L or P not J×J for X; numerical_error when P is not idempotent
+///         (‖P² − P‖_max above 100·ε·J·max(1, ‖P‖²_max), the roundings of P² allowed for).
+template <real_scalar T>
+dense_matrix<T> rgtn_forward(const dense_matrix<T>& a, const dense_matrix<T>& p, const dense_matrix<T>& x) {
+  detail::check_rgtn_propagation(a, p, std::size_t(x.rows()), std::size_t(x.cols()), shape_string(x));
   dense_matrix<T> y = a * x * p.transpose();
+  return y += x;
+}
+/// @brief The same for a signal X (L×J×1) in memory space S, computed there: (A ×₁ X) ×₂ P by two multiply_mode
+///        tasks, + X by an axpy.
+/// @throws as above, and shape_error unless X has one slice.
+template <real_scalar T, memory_space S>
+tensor3<T, dextents3, S> rgtn_forward(const dense_matrix<T>& a, const dense_matrix<T>& p,
+                                      const tensor3<T, dextents3, S>& x) {
+  TPROD_EXPECTS(x.p() == 1, "rgtn_forward: the signal " + x.shape() + " must be one steps × features matrix (p = 1)");
+  detail::check_rgtn_propagation(a, p, x.m(), x.n(), x.shape());
+  tensor3<T, dextents3, S> y = mode_product(mode_product(x, a, 0), p, 1);
   return y += x;
 }
 
@@ -118,7 +138,10 @@ dense_matrix<T> rgtn_forward(const dense_matrix<T>& a, const dense_matrix<T>& p,
 template <real_scalar T, class Signal>
 Signal fast_rgtn_forward(const dense_matrix<T>& a, const Signal& x) {
   detail::expect_square(a, "fast_rgtn_forward");
-  return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
+  if constexpr (detail::signal_in_space<Signal>)
+    return detail::mode1_product_in(dense_matrix<T>(dense_matrix<T>::Identity(a.rows(), a.cols()) + a), x,
+                                    "fast_rgtn_forward");
+  else return apply_mode1(x, [&](const auto& x1) -> dense_matrix<T> {
     TPROD_EXPECTS(a.cols() == x1.rows(), "fast_rgtn_forward: a " + shape_string(a) +
                                              " time graph for a signal on " + std::to_string(x1.rows()) + " steps");
     dense_matrix<T> y = a * x1;

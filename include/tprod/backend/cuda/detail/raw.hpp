@@ -249,10 +249,17 @@ void tube_transform(const In* in, const F* factor, Out* out, std::size_t rows, s
 // Slice factorizations (src/cuda/slice_factorization.cu).
 /// @brief a(:, :, k) = u_k·diag(σ_k)·v_kᴴ for the q slices of an m×n×q tensor (src/cuda/slice_svd.cu): u m×ucols×q
 /// and v n×vcols×q with ucols ∈ {min(m, n), m} and vcols ∈ {min(m, n), n} (economy or full), sigma (host) the
-/// min(m, n)×q singular values, non-increasing per slice, and info (host) cuSOLVER's status per slice (0: converged).
+/// min(m, n)×q singular values, non-increasing per slice, and info (host) the status per slice (0: converged).
+/// Up to 32×32 cuSOLVER's batched Jacobi; the economy form up to 256×256 tprod's batched one-sided Jacobi;
+/// beyond, one cuSOLVER Jacobi SVD per slice.
 template <class T>
 void svd_slices(const T* a, std::size_t m, std::size_t n, std::size_t q, std::size_t ucols, std::size_t vcols, T* u,
                 T* v, real_of_t<T>* sigma, int* info, cudaStream_t stream);
+/// @brief svd_slices through cuSOLVER alone (batched up to 32×32, one gesvdj per slice beyond): the baseline that
+/// the one-sided Jacobi is measured and tested against.
+template <class T>
+void svd_slices_cusolver(const T* a, std::size_t m, std::size_t n, std::size_t q, std::size_t ucols,
+                         std::size_t vcols, T* u, T* v, real_of_t<T>* sigma, int* info, cudaStream_t stream);
 /// @brief a(:, :, s) = q_s·r_s for the q slices of an m×n×q tensor (src/cuda/slice_qr.cu): qs m×c×q with
 /// orthonormal columns, rs c×n×q upper triangular, c ∈ {min(m, n), m} (economy or full); info (host) cuSOLVER's
 /// status per slice (0: success).
