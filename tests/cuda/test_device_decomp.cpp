@@ -31,6 +31,10 @@ TEST_CASE_TEMPLATE("device TT and MPO rounding equal the host's, the cores on th
   test::in_space::check_tt_round<T, device_space>();
 }
 
+TEST_CASE_TEMPLATE("device TT sums, scaling, inner products and norms equal the host's", T, TPROD_DEVICE_REAL_SCALARS) {
+  test::in_space::check_tt_arithmetic<T, device_space>();
+}
+
 TEST_CASE_TEMPLATE("device block terms and CP take the host's ALS steps", T, TPROD_DEVICE_REAL_SCALARS) {
   test::in_space::check_block_terms<T, device_space>();
 }

@@ -29,6 +29,11 @@ TEST_CASE_TEMPLATE("TT and MPO rounding of cores in a memory space equal the hos
   test::in_space::check_tt_round<T, host_space>();
 }
 
+TEST_CASE_TEMPLATE("sums, scaling, inner products and norms of trains in a memory space equal the host's", T,
+                   double) {
+  test::in_space::check_tt_arithmetic<T, host_space>();
+}
+
 TEST_CASE_TEMPLATE("the shared-factor Tucker of attention weights in a memory space equals the host's", T,
                    double) {
   test::in_space::check_multihead_tucker<T, host_space>();

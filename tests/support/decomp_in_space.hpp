@@ -233,6 +233,35 @@ void check_tt_round() {
   CHECK_THROWS_WITH_AS(tt_round(train_in<S>(with_nan)), doctest::Contains("tt_round"), numerical_error);
 }
 
+/// Sums, differences, scaling, inner products and norms of trains in S equal the host's; the norm of a difference
+/// that cancels stays small; mismatched shapes are refused alike.
+template <class T, memory_space S>
+void check_tt_arithmetic() {
+  std::uint64_t seed = 160;
+  for (const nd_shape& shape : {nd_shape{4, 5, 3, 2}, nd_shape{3, 8}, nd_shape{6}}) {
+    CAPTURE(shape_string(shape));
+    const tensor_train<T> a = tt_svd(random_ndtensor<T>(shape, ++seed), {.max_rank = 3});
+    const tensor_train<T> b = tt_svd(random_ndtensor<T>(shape, ++seed), {.max_rank = 2});
+    const tensor_train_in<T, S> as = train_in<S>(a), bs = train_in<S>(b);
+    const double size = double(detail::product(shape));
+    const auto same = [&](const tensor_train_in<T, S>& got, const tensor_train<T>& want) {
+      CHECK(got.ranks() == want.ranks());
+      CHECK(rel_diff(to_ndtensor(got.full()), want.full()) <= tolerance<T>(size));
+    };
+    same(as + bs, a + b);
+    same(as - bs, a - b);
+    same(T(-2.5) * as, T(-2.5) * a);
+    const double inner = tt_inner(a, b), norm = tt_norm(a);
+    CHECK(std::abs(tt_inner(as, bs) - inner) <= tolerance<T>(size) * tt_norm(a) * tt_norm(b));
+    CHECK(std::abs(tt_norm(as) - norm) <= tolerance<T>(size) * norm);
+    CHECK(tt_norm(as - as) <= tolerance<T>(size) * norm);
+  }
+  const tensor_train_in<T, S> x = train_in<S>(tt_svd(random_ndtensor<T>({3, 4}, 1)));
+  const tensor_train_in<T, S> y = train_in<S>(tt_svd(random_ndtensor<T>({4, 3}, 2)));
+  CHECK_THROWS_WITH_AS(x + y, doctest::Contains("tensor_train addition: shapes"), shape_error);
+  CHECK_THROWS_WITH_AS(tt_inner(x, y), doctest::Contains("tt_inner: shapes"), shape_error);
+}
+
 /// The shared-factor Tucker of an attention layer whose weights live in S equals the host's: the tensorization, the
 /// decomposition and the rebuilt weights; the tensorization round-trips; bad head counts are refused alike.
 template <class T, memory_space S>

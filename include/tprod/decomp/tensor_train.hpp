@@ -316,75 +316,157 @@ tensor_train<T, Tensor> tt_round(const tensor_train<T, Tensor>& a, const tt_opti
   return tt;
 }
 
-/// @brief s·A: the first core scaled.
+namespace detail {
+
+/// x *= s, for a core on the host or in a memory space.
 template <real_scalar T>
-tensor_train<T> operator*(T s, tensor_train<T> a) {
+void scale_core(ndtensor<T>& x, T s) {
+  elements(x) *= s;
+}
+template <real_scalar T, memory_space S>
+void scale_core(ndtensor_in<T, S>& x, T s) {
+  tensor3<T, dextents3, S> e = x.elements();
+  if (e.size() != 0) scale(system_of<S>(), s, e.view());
+  x = ndtensor_in<T, S>(x.shape(), std::move(e));
+}
+
+/// Core n of A + B: zeros of shape r0×I×r1 with A's core at rank offsets (0, 0) and B's at (off0, off1).
+template <real_scalar T>
+ndtensor<T> sum_core(const ndtensor<T>& a, const ndtensor<T>& b, std::size_t r0, std::size_t r1, std::size_t off0,
+                     std::size_t off1) {
+  ndtensor<T> core = zeros<T>({r0, a.shape()[1], r1});
+  const auto place = [&](const ndtensor<T>& src, std::size_t o0, std::size_t o1) {
+    const nd_shape s = shape_of(src);
+    for (std::size_t q = 0; q < s[2]; ++q)
+      for (std::size_t i = 0; i < s[1]; ++i)
+        for (std::size_t p = 0; p < s[0]; ++p)
+          core.data()[(p + o0) + r0 * (i + s[1] * (q + o1))] += src.data()[p + s[0] * (i + s[1] * q)];
+  };
+  place(a, 0, 0);
+  place(b, off0, off1);
+  return core;
+}
+/// The same in memory space S: each core placed by two mode products with 0/1 embedding matrices (E₀ ×₁ G ×₃ E₁,
+/// E picking rank offset o: E(o + k, k) = 1), the two added by an axpy; the ranks are small, so is the work.
+template <real_scalar T, memory_space S>
+ndtensor_in<T, S> sum_core(const ndtensor_in<T, S>& a, const ndtensor_in<T, S>& b, std::size_t r0, std::size_t r1,
+                           std::size_t off0, std::size_t off1) {
+  const auto embedded = [&](const ndtensor_in<T, S>& src, std::size_t o0, std::size_t o1) {
+    const nd_shape s = src.shape();
+    dense_matrix<T> e0 = dense_matrix<T>::Zero(Eigen::Index(r0), Eigen::Index(s[0]));
+    dense_matrix<T> e1 = dense_matrix<T>::Zero(Eigen::Index(r1), Eigen::Index(s[2]));
+    for (std::size_t k = 0; k < s[0]; ++k) e0(Eigen::Index(o0 + k), Eigen::Index(k)) = T(1);
+    for (std::size_t k = 0; k < s[2]; ++k) e1(Eigen::Index(o1 + k), Eigen::Index(k)) = T(1);
+    const tensor3_view<const T, dextents3, S> g(src.elements().data(), s[0], s[1], s[2]);
+    return tprod::mode_product(tprod::mode_product(g, e0, 0), e1, 2);
+  };
+  tensor3<T, dextents3, S> core = embedded(a, 0, 0);
+  core += embedded(b, off0, off1);
+  return ndtensor_in<T, S>({r0, a.shape()[1], r1}, std::move(core));
+}
+
+/// One step of ⟨A, B⟩: W (R_a×R_b over the modes so far) → Σ_i A_n(:, i, :)ᵀ·W·B_n(:, i, :), in double on the host.
+template <real_scalar T>
+Eigen::MatrixXd inner_step(const Eigen::MatrixXd& w, const ndtensor<T>& a, const ndtensor<T>& b) {
+  const nd_shape sa = shape_of(a), sb = shape_of(b);
+  const Eigen::MatrixXd ca = as_matrix(a, sa[0], sa[1] * sa[2]).template cast<double>();
+  Eigen::MatrixXd z = w.transpose() * ca;  // rb × (i·ra') as (rb·i) × ra'
+  const Eigen::Map<Eigen::MatrixXd> zr(z.data(), Eigen::Index(sb[0] * sb[1]), Eigen::Index(sa[2]));
+  return zr.transpose() * as_matrix(b, sb[0] * sb[1], sb[2]).template cast<double>();
+}
+/// The same in memory space S, holding V = Wᵀ (R_b×R_a) there in T: Z = V·A_n (R_b × I·R_a′, read as (R_b·I)×R_a′),
+/// V′ = B_nᵀ·Z, by facewise products and one transpose of B_n.
+template <real_scalar T, memory_space S>
+tensor3<T, dextents3, S> inner_step(const tensor3<T, dextents3, S>& v, const ndtensor_in<T, S>& a,
+                                    const ndtensor_in<T, S>& b) {
+  using view = tensor3_view<const T, dextents3, S>;
+  const auto sys = system_of<S>();
+  const nd_shape sa = a.shape(), sb = b.shape();
+  tensor3<T, dextents3, S> z(sb[0], sa[1] * sa[2], 1, uninitialized), bt(sb[2], sb[0] * sb[1], 1, uninitialized);
+  facewise(sys, view(v.data(), sb[0], sa[0], 1), view(a.elements().data(), sa[0], sa[1] * sa[2], 1), z.view());
+  adjoint_slices(sys, view(b.elements().data(), sb[0] * sb[1], sb[2], 1), bt.view());
+  tensor3<T, dextents3, S> next(sb[2], sa[2], 1, uninitialized);
+  facewise(sys, view(bt.data(), sb[2], sb[0] * sb[1], 1), view(z.data(), sb[0] * sb[1], sa[2], 1), next.view());
+  return next;
+}
+
+/// ⟨A, B⟩ from the last step's 1×1 W.
+inline double inner_value(const Eigen::MatrixXd& w) { return w(0, 0); }
+template <real_scalar T, memory_space S>
+double inner_value(const tensor3<T, dextents3, S>& v) {
+  return double(in_space<host_space>(v).data()[0]);
+}
+
+/// The 1×1 W before the first core, where the cores live.
+template <real_scalar T>
+Eigen::MatrixXd inner_start(const std::vector<ndtensor<T>>&) {
+  return Eigen::MatrixXd::Ones(1, 1);
+}
+template <real_scalar T, memory_space S>
+tensor3<T, dextents3, S> inner_start(const std::vector<ndtensor_in<T, S>>&) {
+  tensor3<T, dextents3, S> one(1, 1, 1, uninitialized);
+  fill(system_of<S>(), one.view(), T(1));
+  return one;
+}
+
+}  // namespace detail
+
+/// @brief s·A: the first core scaled (where the cores live).
+template <real_scalar T, class Tensor>
+tensor_train<T, Tensor> operator*(T s, tensor_train<T, Tensor> a) {
   a.validate("tensor_train scaling");
-  detail::elements(a.cores[0]) *= s;
+  detail::scale_core(a.cores[0], s);
   return a;
 }
 
 /// @brief A + B in TT format, ranks adding up (R_n^A + R_n^B): the first cores side by side, the middle
-///        ones block-diagonal, the last ones stacked. Round the result to recompress.
+///        ones block-diagonal, the last ones stacked; cores in a memory space are assembled there. Round the result
+///        to recompress.
 /// @throws shape_error when the shapes differ.
-template <real_scalar T>
-tensor_train<T> operator+(const tensor_train<T>& a, const tensor_train<T>& b) {
+template <real_scalar T, class Tensor>
+tensor_train<T, Tensor> operator+(const tensor_train<T, Tensor>& a, const tensor_train<T, Tensor>& b) {
   a.validate("tensor_train addition");
   b.validate("tensor_train addition");
   TPROD_EXPECTS(a.shape() == b.shape(), "tensor_train addition: shapes " + shape_string(a.shape()) + " and " +
                                             shape_string(b.shape()) + " differ");
   const std::size_t order = a.order();
-  tensor_train<T> c;
+  tensor_train<T, Tensor> c;
   for (std::size_t n = 0; n < order; ++n) {
     const nd_shape sa = shape_of(a.cores[n]), sb = shape_of(b.cores[n]);
     const bool first = n == 0, last = n + 1 == order;
     const std::size_t r0 = first ? 1 : sa[0] + sb[0], r1 = last ? 1 : sa[2] + sb[2];
-    ndtensor<T> core = zeros<T>({r0, sa[1], r1});
     // b's block starts after a's in every rank that grows
-    const auto place = [&](const ndtensor<T>& src, const nd_shape& s, std::size_t off0, std::size_t off1) {
-      for (std::size_t q = 0; q < s[2]; ++q)
-        for (std::size_t i = 0; i < s[1]; ++i)
-          for (std::size_t p = 0; p < s[0]; ++p)
-            core.data()[(p + off0) + r0 * (i + s[1] * (q + off1))] += src.data()[p + s[0] * (i + s[1] * q)];
-    };
-    place(a.cores[n], sa, 0, 0);
-    place(b.cores[n], sb, first ? 0 : sa[0], last ? 0 : sa[2]);
-    c.cores.push_back(std::move(core));
+    c.cores.push_back(detail::sum_core(a.cores[n], b.cores[n], r0, r1, first ? 0 : sa[0], last ? 0 : sa[2]));
   }
   return c;
 }
 
 /// @brief A − B = A + (−1)·B.
-template <real_scalar T>
-tensor_train<T> operator-(const tensor_train<T>& a, const tensor_train<T>& b) {
+template <real_scalar T, class Tensor>
+tensor_train<T, Tensor> operator-(const tensor_train<T, Tensor>& a, const tensor_train<T, Tensor>& b) {
   return a + T(-1) * b;
 }
 
-/// @brief ⟨A, B⟩ = Σ A(i)·B(i), contracted core by core in O(N·I·R³) without forming either tensor.
+/// @brief ⟨A, B⟩ = Σ A(i)·B(i), contracted core by core in O(N·I·R³) without forming either tensor (on the host in
+///        double; cores in a memory space contracted there in T).
 /// @throws shape_error when the shapes differ.
-template <real_scalar T>
-double tt_inner(const tensor_train<T>& a, const tensor_train<T>& b) {
+template <real_scalar T, class Tensor>
+double tt_inner(const tensor_train<T, Tensor>& a, const tensor_train<T, Tensor>& b) {
   a.validate("tt_inner");
   b.validate("tt_inner");
   TPROD_EXPECTS(a.shape() == b.shape(), "tt_inner: shapes " + shape_string(a.shape()) + " and " +
                                             shape_string(b.shape()) + " differ");
-  // w(ra, rb) = Σ over the first n modes of A's and B's partial products
-  Eigen::MatrixXd w = Eigen::MatrixXd::Ones(1, 1);
-  for (std::size_t n = 0; n < a.order(); ++n) {
-    const nd_shape sa = shape_of(a.cores[n]), sb = shape_of(b.cores[n]);
-    const Eigen::MatrixXd ca = detail::as_matrix(a.cores[n], sa[0], sa[1] * sa[2]).template cast<double>();
-    Eigen::MatrixXd z = w.transpose() * ca;  // rb × (i·ra') as (rb·i) × ra'
-    const Eigen::Map<Eigen::MatrixXd> zr(z.data(), Eigen::Index(sb[0] * sb[1]), Eigen::Index(sa[2]));
-    w = zr.transpose() * detail::as_matrix(b.cores[n], sb[0] * sb[1], sb[2]).template cast<double>();
-  }
-  return w(0, 0);
+  auto w = detail::inner_start<T>(a.cores);
+  for (std::size_t n = 0; n < a.order(); ++n) w = detail::inner_step<T>(w, a.cores[n], b.cores[n]);
+  return detail::inner_value(w);
 }
 
-/// @brief ‖A‖_F, from the first core after right-orthogonalization (accurate even when ‖A‖ ≪ the cores' norms).
-template <real_scalar T>
-double tt_norm(const tensor_train<T>& a) {
+/// @brief ‖A‖_F, from the first core after right-orthogonalization (accurate even when ‖A‖ ≪ the cores' norms),
+///        where the cores live.
+template <real_scalar T, class Tensor>
+double tt_norm(const tensor_train<T, Tensor>& a) {
   a.validate("tt_norm");
-  std::vector<ndtensor<T>> cores = a.cores;
+  std::vector<Tensor> cores = a.cores;
   detail::orthogonalize_right(cores);
   return detail::frobenius(cores[0]);
 }
