@@ -489,11 +489,13 @@ TEST_CASE_TEMPLATE("tube kernel: the split DCT and OUT = IN·Mt equal Eigen's pr
     CHECK_MESSAGE(diff <= bound, "max |difference| ", diff, " > ", bound);
   };
   // Rows: one partial tile, one tile and one row, several panels with a partial last one (tests run at -O0: few).
-  // Out of place these run their tiles in the tensor's own memory; in place, p = 24 and 64 go through panels (the
-  // two paths on their own: the next test case).
+  // Out of place these run their tiles in the tensor's own memory; in place, tube_multiply's p = 24 and 64 go
+  // through panels (the two paths on their own: the next test case), the DCT's never. The DCT's tiles (dct_plan::V
+  // rows) are taller than the GEMM's (tile_rows): one row over each.
   constexpr std::size_t V = backend::cpu::tube_kernel::tile_rows<R>;
-  for (std::size_t rows : {std::size_t(1), V + 1, std::size_t(1031)}) {
-    for (std::size_t p : {2, 3, 8, 16, 24, 64}) {  // 16 and up: the DCT splits once or more
+  constexpr std::size_t V_dct = backend::cpu::tube_kernel::dct_plan<R>::V;
+  for (std::size_t rows : {std::size_t(1), V + 1, V_dct + 1, std::size_t(1031)}) {
+    for (std::size_t p : {2, 3, 8, 16, 24, 64}) {  // 8 and up: the DCT splits once or more
       CAPTURE(rows);
       CAPTURE(p);
       const auto x = random_tensor3<R>(rows, 1, p, 7 * p + rows);

@@ -3,8 +3,9 @@
 /// @file slice_factorization.hpp
 /// @brief The CUDA backend's slice factorization tasks (contract: backend/kernels/slice_factorization.hpp), the
 /// mirror of backend/cpu/slice_factorization.hpp: the slice-wise inverse by batched LU (cuBLAS getrf/getri) and the
-/// slice SVDs through cuSOLVER (batched Jacobi up to 32×32, one gesvdj per slice beyond: src/cuda/slice_svd.cu) and
-/// the slice QRs (geqrf and orgqr/ungqr per slice: src/cuda/slice_qr.cu).
+/// slice SVDs (src/cuda/slice_svd.cu: cuSOLVER's batched Jacobi up to 32×32; tprod's batched one-sided Jacobi, one
+/// thread block per slice, for economy SVDs up to 256×256; one cuSOLVER gesvdj per slice beyond) and the slice QRs
+/// (geqrf and orgqr/ungqr per slice: src/cuda/slice_qr.cu).
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -33,7 +34,8 @@ namespace detail {
 /// @brief Factors every slice of a into x and y with factor(a, first, count, x, y, info) (cuSOLVER's raw call
 /// for `count` slices from `first`, column-major factors one after another), then factors the slices with
 /// real_slices[k] again as their real parts, so that their factors come back real.
-/// @throws numerical_error naming the first slice whose cuSOLVER info is not 0 (`what`: the caller's name).
+/// @throws numerical_error naming the first slice whose solver status is not 0 (`what`: the caller's name): for
+/// cuSOLVER its info, for tprod's Jacobi SVD 101 when 100 sweeps did not converge.
 template <class T, class Factor>
 void factor_slices(const system& sys, const char* what, dview<const T> a, const std::vector<char>& real_slices,
                    dview<T> x, dview<T> y, Factor factor) {
@@ -54,7 +56,7 @@ void factor_slices(const system& sys, const char* what, dview<const T> a, const 
   for (std::size_t k = 0; k < q; ++k)
     if (info[k] != 0)
       throw numerical_error(std::string(what) + ": the factorization of transform-domain slice " + std::to_string(k) +
-                            " did not succeed (cuSOLVER info " + std::to_string(info[k]) + ")");
+                            " did not succeed (solver status " + std::to_string(info[k]) + ")");
 }
 }  // namespace detail
 
