@@ -10,8 +10,8 @@
 /// for long inner dimensions; it ran at a third of the machine's FMA rate and 3.4× a copy of the same bytes
 /// (docs/performance.md). Here a tile of 2 SIMD packets of rows (32 floats or 16 doubles with AVX-512; the DCT's
 /// tiles are taller, dct_tile_packets) is held in L1, each output column accumulates in registers over the p inputs
-/// (the factor's entries broadcast), and the tiles are the units of the threads. Vectorised across tubes with Eigen's packets, so it follows the -march
-/// the user compiles with; no intrinsics.
+/// (the factor's entries broadcast), and the tiles are the units of the threads. Vectorised across tubes with
+/// Eigen's packets, so it follows the -march the user compiles with; no intrinsics.
 ///
 /// The DCT-II of length n (unnormalized, X_k = Σ_t x_t·cos(π(2t+1)k/(2n))) splits, for n even and h = n/2, as
 ///   u_t = x_t + x_{n−1−t},  v_t = x_t − x_{n−1−t}   (t < h),
@@ -59,7 +59,7 @@ inline constexpr int width = Eigen::internal::unpacket_traits<packet<R>>::size;
 /// columns in registers (their p·q multiply-adds per row bound them, not the memory).
 inline constexpr int gemm_tile_packets = 2;
 /// Packets of rows in a tile of the split DCT: 8 on 32-register machines (AVX-512), 4 on 16. After its splits the
-/// DCT does few multiply-adds per element (8 at p = 16), and the order in which a tile walks the tensor's columns
+/// DCT does few multiply-adds per element (6 at p = 16), and the order in which a tile walks the tensor's columns
 /// bounds it: a tile reads and writes p columns a tensor's slice apart (256 KiB for 256×256 slices), and runs of 8
 /// cache lines per column ran at 1.2× a memcpy of the same bytes where runs of 2 took 3× (2-core AMD EPYC, AVX-512;
 /// docs/design.md). The 256×256×16 float DCT took 134 µs in tiles of 8 packets against 237 in tiles of 2; built
@@ -262,11 +262,11 @@ inline constexpr int direct_max_columns = 16;
 inline constexpr std::size_t direct_max_bytes = std::size_t(1) << 20;
 
 /// Runs tile(src, dst) over the tiles of TP packets of rows (tile_rows<R, TP>) of `rows` rows on up to `threads`
-/// threads, for In and Out each R or
-/// std::complex<R> (a tile then sees a complex column as 2·tile_rows interleaved reals: ld counts reals). Where
-/// direct_max_columns or direct_max_bytes allow (always for tiles taller than gemm_tile_packets), straight from and into the tensor (in place, each tile's inputs are
-/// first copied to L1: a tile of the dense product writes its first outputs before it has read its inputs for the
-/// last ones), the last partial tile through a panel. Otherwise through panels: each thread copies a panel of rows of
+/// threads, for In and Out each R or std::complex<R> (a tile then sees a complex column as 2·tile_rows interleaved
+/// reals: ld counts reals). For tiles taller than gemm_tile_packets, and where direct_max_columns or
+/// direct_max_bytes allow, straight from and into the tensor (in place, each tile's inputs are first copied to L1: a
+/// tile of the dense product writes its first outputs before it has read its inputs for the last ones), the last
+/// partial tile through a panel. Otherwise through panels: each thread copies a panel of rows of
 /// every input column into local memory (long contiguous reads where a tile reads p columns whose stride is a large
 /// power of two, 4 MiB for 1024×1024 slices: p pages and p prefetch streams per tile), runs the tiles there and
 /// copies the outputs back. The copies also make in == out safe and pad the last partial tile with zeros.
@@ -307,10 +307,11 @@ void for_each_tile(const In* in, int p, Out* out, int q, std::size_t rows, std::
   };
   const bool in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
   assert(!(in_place && tile_reads_out));
-  const bool short_tubes = std::max(p, q) <= direct_max_columns || TP > gemm_tile_packets;
+  const bool tall_tiles = TP > gemm_tile_packets;  // the DCT's: direct at every p (direct_max_columns)
+  const bool short_tubes = std::max(p, q) <= direct_max_columns;
   const bool small =
       !in_place && rows * std::size_t(std::max(p * sizeof(In), q * sizeof(Out))) <= direct_max_bytes;
-  if (short_tubes || small) {
+  if (tall_tiles || short_tubes || small) {
     const std::size_t whole = rows / V;
     const auto ld = std::ptrdiff_t(rows);
     parallel_ranges(whole, threads, 1, [&](std::size_t begin, std::size_t end) {
@@ -370,11 +371,12 @@ void tube_multiply(const R* in, const tprod::detail::dense_matrix<R>& Mt, R* out
 template <class R>
 void tube_dct(const R* in, R* out, std::size_t rows, std::size_t p, bool forward, std::size_t threads) {
   using namespace tube_kernel;
-  const dct_plan<R> plan{int(p)};
+  using plan_type = dct_plan<R>;
+  const plan_type plan{int(p)};
   const R* f = plan.factors();
   const int n = int(p);
-  tube_kernel::for_each_tile<R, dct_plan<R>::TP>(in, n, out, n, rows, threads, [&](columns<const R> src, columns<R> dst) {
-    alignas(64) R scratch[2 * tube_kernel_max_tubes * dct_plan<R>::V];
+  for_each_tile<R, plan_type::TP>(in, n, out, n, rows, threads, [&](columns<const R> src, columns<R> dst) {
+    alignas(64) R scratch[2 * tube_kernel_max_tubes * plan_type::V];
     if (forward)
       plan.forward(src, n, 1, f, scratch, dst);
     else
