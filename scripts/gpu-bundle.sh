@@ -10,6 +10,9 @@
 #                                   (FFTW, libgomp, libbenchmark, ...)
 #   lib/fallback/                   this machine's libstdc++ and libgcc_s, used only where the GPU machine's are older
 #   torch_lproduct_gpu.py, torch_encoder_gpu.py, ltransformer_text.py   the PyTorch peers (bench/peers/)
+#   python/tprod, python/tests      the Python package (built for this machine's /usr/bin/python3) and its CUDA
+#                                   tests (test_device.py), which run where the GPU machine's Python is the same
+#                                   version and has pytest and PyTorch
 #   run.sh                          runs everything there and writes the results to one folder
 #
 # On the GPU machine, with the device tool: `run` with carry: [".gpu-bundle"] and the command
@@ -17,7 +20,7 @@
 # (append --quick for the tests, the s256 benchmark cases and the peer's S = 256 only, or --filter=REGEX for the
 # benchmark cases matching REGEX; --sanitize adds compute-sanitizer). The results come back
 # under $OUT: gpu-run.log (everything), test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json,
-# torch_encoder_gpu.json, the training throughput of ltransformer_text's Std and T4 on the GPU beside PyTorch's
+# torch_encoder_gpu.json, python_device.log (the Python package's CUDA tests), the training throughput of ltransformer_text's Std and T4 on the GPU beside PyTorch's
 # standard model (throughput.log), test_mpi_np<P>.log (the distributed tests at 1, 2, 4 and 16 ranks) and
 # bench_mpi_np<P>.json (the distributed product, slab product, transform and L-SVD at 1, 2, 4, 8 and 16 ranks, one
 # thread per rank, strong scaling at 1024×1024×16 (the L-SVD at 512×512×16) and weak at 512·P×512×16).
@@ -93,6 +96,7 @@ cmake -S "$repo_root" -B "$build_dir" \
   -DTPROD_ENABLE_CUDA=ON "-DCMAKE_CUDA_COMPILER=$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DTPROD_BUILD_TESTS=ON -DTPROD_BUILD_BENCHMARKS=ON -DTPROD_BUILD_EXAMPLES=ON -DTPROD_BUILD_TOOLS=OFF \
   -DTPROD_ENABLE_MPI=$( ((papers)) && echo OFF || echo ON) \
+  -DTPROD_BUILD_PYTHON=$( ((papers || mpi_only)) && echo OFF || echo ON) -DPython3_EXECUTABLE=/usr/bin/python3 \
   -DTPROD_UNITY_BUILD=ON -DTPROD_DEVICE_TEST_SCALARS=all \
   -DTPROD_NATIVE_ARCH=OFF "-DCMAKE_CXX_FLAGS=${TPROD_GPU_CXX_FLAGS:-}" \
   "${extra_args[@]}"
@@ -112,7 +116,9 @@ else
   bins=("$build_dir/tests/cuda/test_cuda" "$build_dir/bench/cuda/bench_cuda" "$build_dir/examples/ltransformer_text"
     "$build_dir/tests/mpi/test_mpi" "$build_dir/bench/mpi/bench_mpi")
 fi
-cmake --build "$build_dir" --target "${bins[@]##*/}" -j"$jobs"
+python_targets=()
+((papers || mpi_only)) || python_targets=(tprod_python)
+cmake --build "$build_dir" --target "${bins[@]##*/}" ${python_targets[@]+"${python_targets[@]}"} -j"$jobs"
 for bin in "${bins[@]}"; do
   [[ -x "$bin" ]] || fail "$bin was not built"
 done
@@ -144,6 +150,18 @@ if [[ -x "$bundle/bin/bench_mpi" ]]; then
   cp "$(ompi_path sysconfdir)"/*.conf "$bundle/openmpi/etc/" 2>/dev/null || true
   strip --strip-unneeded "$bundle/bin/mpirun" "$bundle"/openmpi/lib/*/*.so
   components=("$bundle"/openmpi/lib/*/*.so)
+fi
+
+# The Python package: the extension module (its libraries travel with the programs') and its CUDA tests.
+if ((${#python_targets[@]})); then
+  mkdir -p "$bundle/python/tests"
+  cp -r "$build_dir/python/tprod" "$bundle/python/"
+  rm -rf "$bundle/python/tprod/__pycache__"
+  compgen -G "$bundle/python/tprod/_tprod*.so" >/dev/null || fail "the build left no _tprod*.so in $build_dir/python/tprod"
+  strip --strip-unneeded "$bundle"/python/tprod/_tprod*.so
+  cp python/tests/test_device.py python/tests/conftest.py "$bundle/python/tests/"
+  /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' >"$bundle/python/version"
+  components+=("$bundle"/python/tprod/_tprod*.so)
 fi
 
 # The shared libraries: ldd lists every one loaded, transitively, with the path it resolves to here. The GPU
@@ -203,6 +221,7 @@ cat >"$bundle/run.sh" <<'RUN'
 # Usage: bash run.sh [OUT_DIR] [--quick] [--filter=REGEX] [--deadline=SECONDS] [--smoke] [--ranks=LIST]
 #   OUT_DIR  where the results go (default: $OUT if set, else ./gpu-results): gpu-run.log (everything printed),
 #            test_cuda.log, bench_cuda.json, torch_lproduct_gpu.json, torch_encoder_gpu.json, throughput.log,
+#            python_device.log,
 #            test_mpi_np<P>.log, bench_mpi_np<P>.json; papers: papers-results.tgz and <example>-state.tgz for an
 #            example its deadline cut off
 #   --quick  the tests, the benchmark's s256 cases, the peer's S = 256 and 50 throughput steps only; MPI: the tests
@@ -236,7 +255,7 @@ for arg in "$@"; do
     --deadline=*) deadline=${arg#--deadline=} ;;
     --smoke) smoke=1 ;;
     --ranks=*) ranks_list=${arg#--ranks=} ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $arg" >&2; exit 2 ;;
     *) out=$arg ;;
   esac
@@ -371,6 +390,26 @@ main() {
       --device cuda --out "$out/ltransformer_text" 2>&1 | tee -a "$out/throughput.log"
     return "${PIPESTATUS[0]}"
   }
+  # The Python package's CUDA tests, on the machine's Python and PyTorch when its version is the package's.
+  run_python_tests() {
+    local want have
+    want=$(cat "$here/python/version")
+    have=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    if [[ "$have" != "$want" ]]; then
+      echo "run.sh: python_device skipped: this machine's Python is $have, the package was built for $want" |
+        tee "$out/python_device.log"
+      return 0
+    fi
+    if ! python3 -c 'import pytest, torch' 2>/dev/null; then
+      echo "run.sh: python_device skipped: this machine's Python lacks pytest or torch" | tee "$out/python_device.log"
+      return 0
+    fi
+    PYTHONPATH="$here/python" LD_LIBRARY_PATH="$libpath" python3 -m pytest -q -rs -p no:cacheprovider \
+      "$here/python/tests/test_device.py" >"$out/python_device.log" 2>&1
+    local rc=$?
+    tail -n 30 "$out/python_device.log"
+    return $rc
+  }
   run_throughput_peer() {
     python3 "$here/ltransformer_text.py" --device cuda --steps "$throughput_steps" 2>&1 | tee -a "$out/throughput.log"
     return "${PIPESTATUS[0]}"
@@ -491,6 +530,7 @@ main() {
     run_step torch_lproduct_gpu run_peer
     run_step torch_encoder_gpu run_encoder_peer
     run_step torch_ltransformer_text_gpu run_throughput_peer
+    [[ -f "$here/python/version" ]] && run_step python_device run_python_tests
   else
     other_failure "torch_lproduct_gpu: python3 not found"
   fi

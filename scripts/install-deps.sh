@@ -4,7 +4,7 @@
 # xtensor, doctest, Google Benchmark, clang (for the libFuzzer fuzz target), and for the data and checkpoint
 # readers and the examples: nlohmann-json, zlib, ICU (the tokenizers), Fashion-MNIST, gnuplot, node and npm (the text corpus
 # script); Doxygen for the API reference; Open MPI (libopenmpi-dev, openmpi-bin) for the distributed tensors;
-# pybind11, NumPy, pytest and PyTorch for the Python package (python/).
+# pybind11, NumPy, pytest and PyTorch for the Python package (python/), DLPack's header for its CUDA arrays.
 # Quick and silent when everything is there; otherwise one `apt-get update` and one non-interactive `apt-get install`
 # (through sudo when not run as root).
 set -euo pipefail
@@ -12,7 +12,7 @@ set -euo pipefail
 packages=(build-essential cmake libeigen3-dev libfftw3-dev xtensor-dev doctest-dev libbenchmark-dev clang
           nlohmann-json3-dev zlib1g-dev libicu-dev dataset-fashion-mnist gnuplot-nox nodejs npm doxygen libopenmpi-dev
           openmpi-bin libxsmm-dev
-          python3-dev pybind11-dev python3-numpy python3-pytest python3-torch)
+          python3-dev pybind11-dev python3-numpy python3-pytest python3-torch libdlpack-dev)
 # Packages that count as present when their program is on the PATH: NodeSource's nodejs bundles npm and
 # conflicts with Debian's npm package, so asking apt for npm there would remove node.
 declare -A provided_by_command=([nodejs]=node [npm]=npm)

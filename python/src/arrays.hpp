@@ -114,6 +114,19 @@ py::array matrix_to_numpy(const Eigen::MatrixBase<Derived>& m) {
   return out;
 }
 
+/// An L-SVD's parts as tprod.SVD is built from them: U, S and V through `out` (to_numpy on the host, to_dlpack on
+/// the device), σ (host) and the multi-rank.
+template <class R, class Out>
+py::dict svd_dict(R&& r, Out&& out) {
+  py::dict d;
+  d["U"] = out(std::move(r.u));
+  d["S"] = out(std::move(r.s));
+  d["V"] = out(std::move(r.v));
+  d["sigma"] = matrix_to_numpy(r.sigma);
+  d["kept"] = r.kept;
+  return d;
+}
+
 /// A 2-dimensional array of scalar T as an Eigen matrix (a copy), or ValueError naming `what`.
 template <class T>
 Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> matrix_of(const py::array& a, const char* what);
@@ -155,6 +168,7 @@ void bind_graph(py::module_& m);
 void bind_nn(py::module_& m);
 void bind_models(py::module_& m);      // with tprod::io (nlohmann-json) only: TPROD_PYTHON_MODELS
 void bind_tokenizers(py::module_& m);  // with tprod::text (ICU) only: TPROD_PYTHON_TOKENIZERS
+void bind_device(py::module_& m);      // with tprod::cuda only: TPROD_PYTHON_CUDA
 
 }  // namespace tprod::python
 

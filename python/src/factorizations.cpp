@@ -8,21 +8,6 @@
 
 namespace tprod::python {
 
-namespace {
-
-template <class R>
-py::dict svd_dict(R&& r) {
-  py::dict d;
-  d["U"] = to_numpy(std::move(r.u));
-  d["S"] = to_numpy(std::move(r.s));
-  d["V"] = to_numpy(std::move(r.v));
-  d["sigma"] = matrix_to_numpy(r.sigma);
-  d["kept"] = r.kept;
-  return d;
-}
-
-}  // namespace
-
 void bind_factorizations(py::module_& m) {
   m.def(
       "_svd",
@@ -40,7 +25,7 @@ void bind_factorizations(py::module_& m) {
             if (rank) return truncated_svd(hat, *rank);
             if (energy) return energy_truncated_svd(hat, *energy);
             return svd(hat, full ? factor_mode::full : factor_mode::economy);
-          }));
+          }), [](auto&& t) { return to_numpy(std::move(t)); });
         });
       },
       py::arg("A"), py::arg("L") = default_transform, py::arg("full") = false, py::arg("rank") = py::none(),

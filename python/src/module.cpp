@@ -190,4 +190,7 @@ PYBIND11_MODULE(_tprod, m) {
 #ifdef TPROD_PYTHON_TOKENIZERS
   bind_tokenizers(m);
 #endif
+#ifdef TPROD_PYTHON_CUDA
+  bind_device(m);
+#endif
 }

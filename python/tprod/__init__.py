@@ -6,6 +6,9 @@ length, along which the transform L acts. The L-product is A *_L B = L^-1(L(A) f
 
 Arrays in Fortran order (``numpy.asfortranarray``) are read without a copy, since that is tprod's own storage
 order; any other layout is copied once. Results are NumPy arrays in Fortran order that own their memory.
+Torch tensors and other DLPack arrays on the CPU are read the same way. In a CUDA build, the algebra, the L-SVD,
+the L-QR and the norms also take CUDA arrays (torch tensors on a GPU) and compute on their device, on the stream
+torch is using, returning torch tensors there (docs/howto/python.md, "CUDA tensors").
 The computations release the GIL and run on ``num_threads()`` threads (``set_num_threads``; by default
 TPROD_NUM_THREADS, else OMP_NUM_THREADS, else every core the process may use).
 
@@ -55,7 +58,8 @@ from ._tprod import (  # noqa: F401  (re-exported)
     spectral_norm,
     transpose,
 )
-from . import _tprod
+from . import _tprod, _device
+from ._device import DeviceArray
 
 
 def _default_threads() -> int:
@@ -77,7 +81,7 @@ __all__ = [
     "transform", "inverse_transform", "product", "facewise", "transpose", "inverse", "identity",
     "frobenius_norm", "inner", "is_orthogonal", "is_f_diagonal", "is_f_symmetric", "is_f_positive_definite",
     "mode_product", "svd", "ranks", "tubal_rank", "multi_rank", "average_rank", "qr", "spectral_norm",
-    "nuclear_norm", "num_threads", "set_num_threads",
+    "nuclear_norm", "num_threads", "set_num_threads", "DeviceArray",
 ]
 
 
@@ -128,7 +132,7 @@ class Transformed:
             self._check_same(other, "*")
             return Transformed(facewise(self.data, other.data), self.p, self.L, self.dtype)
         if np.isscalar(other):
-            return Transformed(np.asfortranarray(self.data * other), self.p, self.L, self.dtype)
+            return Transformed(_device.fortran(self.data * other), self.p, self.L, self.dtype)
         return NotImplemented
 
     def __rmul__(self, other):
@@ -140,18 +144,18 @@ class Transformed:
         self._check_same(other, "+")
         if self.data.shape != other.data.shape:
             raise ShapeError(f"tprod.Transformed +: shapes {self.shape} and {other.shape} differ")
-        return Transformed(np.asfortranarray(self.data + other.data), self.p, self.L, self.dtype)
+        return Transformed(_device.fortran(self.data + other.data), self.p, self.L, self.dtype)
 
     def __sub__(self, other):
         self._check_same(other, "-")
         if self.data.shape != other.data.shape:
             raise ShapeError(f"tprod.Transformed -: shapes {self.shape} and {other.shape} differ")
-        return Transformed(np.asfortranarray(self.data - other.data), self.p, self.L, self.dtype)
+        return Transformed(_device.fortran(self.data - other.data), self.p, self.L, self.dtype)
 
     @property
     def T(self) -> "Transformed":
         """The L-transpose, in the transform domain."""
-        return Transformed._of(_tprod.domain_transpose(*self._parts()), self.L)
+        return Transformed._of(_device.backend(self.data).domain_transpose(*self._parts()), self.L)
 
     def transpose(self) -> "Transformed":
         """The L-transpose, in the transform domain (as .T)."""
@@ -159,12 +163,12 @@ class Transformed:
 
     def inverse(self) -> "Transformed":
         """The L-inverse (every stored slice inverted); NumericalError for a singular slice."""
-        return Transformed._of(_tprod.domain_inverse(*self._parts()), self.L)
+        return Transformed._of(_device.backend(self.data).domain_inverse(*self._parts()), self.L)
 
     def frobenius_norm(self) -> float:
         """||Â||_F over all p transform-domain slices (the dft's half spectrum weighted as the whole): ||A||_F
         under an orthonormal transform (dct, identity), sqrt(p)·||A||_F under the dft."""
-        return _tprod.domain_frobenius_norm(*self._parts())
+        return _device.backend(self.data).domain_frobenius_norm(*self._parts())
 
     def __repr__(self):
         m, n, p = self.shape
@@ -174,14 +178,14 @@ class Transformed:
 def transform(A, L: Transform = None) -> Transformed:
     """L(A) as a Transformed (default L: the DCT)."""
     L = dct() if L is None else L
-    return Transformed._of(_tprod.transform(A, L), L)
+    return Transformed._of(_device.backend(A).transform(A, L), L)
 
 
 def inverse_transform(Ahat: Transformed) -> np.ndarray:
     """L^-1 of a Transformed: the tensor in the original domain."""
     if not isinstance(Ahat, Transformed):
         raise TypeError(f"tprod.inverse_transform takes a tprod.Transformed, not {type(Ahat).__name__}")
-    return _tprod.inverse_transform(*Ahat._parts())
+    return _device.backend(Ahat.data).inverse_transform(*Ahat._parts())
 
 
 @dataclass
@@ -214,7 +218,7 @@ def svd(A, L: Transform = None, *, full: bool = False, rank: Optional[int] = Non
     ``rank=k`` for the tubal-rank-k truncation, ``energy=gamma`` for the smallest multi-rank keeping at least
     gamma of ||A||_F^2."""
     L = dct() if L is None else L
-    d = _tprod._svd(A, L, full, rank, energy)
+    d = _device.backend(A)._svd(A, L, full, rank, energy)
     return SVD(d["U"], d["S"], d["V"], d["sigma"], list(d["kept"]), L)
 
 
@@ -814,15 +818,16 @@ _DLPACK_DEVICES = {1: "the CPU", 2: "a CUDA device", 3: "pinned CUDA host memory
 def from_dlpack(x) -> np.ndarray:
     """x as a NumPy array over the same memory (no copy) when it is a CPU array of another library that speaks
     DLPack (a torch.Tensor, a JAX or CuPy array on the host, ...); NumPy arrays and other objects pass unchanged.
-    Every tprod function applies it to its array arguments. Raises TypeError for an array on a device (tprod's
-    Python package computes on the CPU) and for a torch tensor that requires grad (use tprod.torch for autograd)."""
+    Every tprod function applies it to its host array arguments. Raises TypeError for an array on a device (in a
+    CUDA build the algebra, svd, qr and the norms take CUDA arrays directly and compute on their device) and for
+    a torch tensor that requires grad (use tprod.torch for autograd)."""
     if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         return x
     kind = f"{type(x).__module__}.{type(x).__name__}"
     device = int(x.__dlpack_device__()[0])
     if device != 1:  # kDLCPU
         where = _DLPACK_DEVICES.get(device, f"DLPack device type {device}")
-        raise TypeError(f"tprod: a {kind} on {where}; tprod's Python package computes on the CPU: move it there "
+        raise TypeError(f"tprod: a {kind} on {where}; tprod.from_dlpack gives host arrays: move it to the CPU "
                         f"first (a torch tensor with .cpu())")
     if getattr(x, "requires_grad", False):
         raise TypeError(f"tprod: a {kind} that requires grad; pass x.detach(), or use the autograd functions and "
@@ -840,14 +845,25 @@ def from_dlpack(x) -> np.ndarray:
 
 
 def _accepting_dlpack(f):
-    """f with its array arguments passed through from_dlpack, so that torch tensors go in without a copy. NumPy
-    arguments take the direct call (the bindings refuse any other array with a TypeError, and only then are the
-    arguments converted), which keeps the small calls' overhead where it was."""
+    """f with its array arguments passed through from_dlpack, so that torch tensors go in without a copy, and with
+    CUDA arrays sent to f's device version (tprod._device). NumPy arguments take the direct call (the bindings
+    refuse any other array with a TypeError, and only then are the arguments looked at), which keeps the small
+    calls' overhead where it was."""
+    name = f.__name__
+
     @functools.wraps(f)
     def accepting(*args, **kwargs):
         try:
             return f(*args, **kwargs)
         except TypeError:
+            if _device.any_device_array(args, kwargs):
+                if name in _device.BOUND:  # a host binding, which refused the CUDA array: its device twin
+                    return getattr(_device, name)(*args, **kwargs)
+                if name in _device.FUNCTIONS:  # already sent to the device: the TypeError is its own
+                    raise
+                raise TypeError(f"tprod.{name} computes on the CPU only: move its arguments there first (a torch "
+                                f"tensor with .cpu()); on the GPU tprod computes "
+                                f"{', '.join(_device.FUNCTIONS)}") from None
             converted = tuple(from_dlpack(a) for a in args)
             keywords = {k: from_dlpack(v) for k, v in kwargs.items()}
             if all(a is b for a, b in zip(converted, args)) and all(keywords[k] is kwargs[k] for k in kwargs):

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """tprod inside PyTorch models: the L-product as an autograd Function, and tprod's layers as torch.nn.Modules.
 
-Forward and backward passes run tprod's kernels. Tensors are real (float32 or float64) and on the CPU.
+Forward and backward passes run tprod's kernels. Tensors are real (float32 or float64). ``lproduct`` and
+``LLinear`` compute where their tensors are, on the CPU or (in a CUDA build) on a CUDA device, on the stream torch
+is using; the C++ layers below them compute on the CPU.
 
 * ``lproduct`` and ``LLinear``: the L-product and the L-linear layer, with their parameters in the original domain;
 * ``LMultiheadAttention`` and ``LTransformerEncoderLayer``: tprod's C++ layers (L-multi-head attention; the
@@ -34,19 +36,31 @@ __all__ = ["lproduct", "LProduct", "LLinear", "LMultiheadAttention", "LTransform
            "LSpectralAttention"]
 
 
-def _array(t: torch.Tensor, what: str, ndim: int = 3) -> np.ndarray:
+def _array(t: torch.Tensor, what: str, ndim: int = 3, cuda: bool = False):
+    """t, detached, as tprod's functions take it: a NumPy array over its memory on the CPU, or (with cuda) the
+    detached tensor itself on a CUDA device."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"tprod.torch: {what} is {type(t).__name__}, not a torch.Tensor")
-    if t.device.type != "cpu":
-        raise TypeError(f"tprod.torch: {what} is on {t.device}, and this tprod computes on the CPU only: "
-                        f"move it with .cpu()")
+    if t.device.type != "cpu" and not (cuda and t.device.type == "cuda"):
+        raise TypeError(f"tprod.torch: {what} is on {t.device}, and this computes on the CPU" +
+                        (" or a CUDA device" if cuda else " only") + ": move it with .cpu()")
     if t.dtype not in (torch.float32, torch.float64):
         raise TypeError(f"tprod.torch: {what} has dtype {t.dtype}; the autograd functions take float32 or float64")
     if t.dim() != ndim:
         raise ValueError(f"tprod.torch: {what} has shape {tuple(t.shape)}; " +
                          ("a third-order tensor has 3 dimensions (m, n, p)" if ndim == 3 else
                           f"this layer takes {ndim} dimensions"))
-    return t.detach().numpy()
+    return t.detach() if t.device.type == "cuda" else t.detach().numpy()
+
+
+def _tensor(x) -> Optional[torch.Tensor]:
+    """A result of tprod's functions as a torch tensor (a NumPy array's memory shared, not copied)."""
+    return None if x is None or isinstance(x, torch.Tensor) else torch.from_numpy(x)
+
+
+def _swap_rows_columns(x):
+    """x with its first two dimensions swapped (a view), NumPy array or torch tensor."""
+    return np.swapaxes(x, 0, 1) if isinstance(x, np.ndarray) else x.transpose(0, 1)
 
 
 def _z_and_inverse_transpose(L: Transform, dtype):
@@ -59,39 +73,40 @@ class LProduct(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, A: torch.Tensor, B: torch.Tensor, L: Transform):
-        a, b = _array(A, "A"), _array(B, "B")
-        if a.dtype != b.dtype:
+        a, b = _array(A, "A", cuda=True), _array(B, "B", cuda=True)
+        if A.device != B.device:
+            raise TypeError(f"tprod.torch.lproduct: A is on {A.device} and B on {B.device}; give them one device")
+        if A.dtype != B.dtype:
             raise TypeError(f"tprod.torch.lproduct: A is {A.dtype} and B is {B.dtype}; give them one dtype")
         if L.name == "matrix" and np.iscomplexobj(L.matrix):
             raise TypeError("tprod.torch.lproduct: a complex Z makes a real tensor complex; the autograd functions "
                             "take real transforms (dct, dft, identity, a real Z)")
         ctx.L = L
         ctx.save_for_backward(A, B)
-        return torch.from_numpy(product(a, b, L))
+        return _tensor(product(a, b, L))
 
     @staticmethod
     def backward(ctx, G: torch.Tensor):
         A, B = ctx.saved_tensors
         L = ctx.L
-        a, b = A.detach().numpy(), B.detach().numpy()
-        g = _array(G.contiguous(), "the gradient")
+        a, b = _array(A, "A", cuda=True), _array(B, "B", cuda=True)
+        g = _array(G, "the gradient", cuda=True)
         da = db = None
         if L.name == "matrix":
-            z, z_inv_t = _z_and_inverse_transpose(L, a.dtype)
+            z, z_inv_t = _z_and_inverse_transpose(L, np.float32 if A.dtype == torch.float32 else np.float64)
             g_hat = mode_product(g, z_inv_t, 2)  # Ĝ = G ×₃ Z⁻ᵀ
             if ctx.needs_input_grad[0]:
-                b_hat_t = np.swapaxes(mode_product(b, z, 2), 0, 1)
+                b_hat_t = _swap_rows_columns(mode_product(b, z, 2))
                 da = mode_product(facewise(g_hat, b_hat_t), np.ascontiguousarray(z.T), 2)
             if ctx.needs_input_grad[1]:
-                a_hat_t = np.swapaxes(mode_product(a, z, 2), 0, 1)
+                a_hat_t = _swap_rows_columns(mode_product(a, z, 2))
                 db = mode_product(facewise(a_hat_t, g_hat), np.ascontiguousarray(z.T), 2)
         else:
             if ctx.needs_input_grad[0]:
                 da = product(g, transpose(b, L), L)
             if ctx.needs_input_grad[1]:
                 db = product(transpose(a, L), g, L)
-        as_tensor = (lambda x: None if x is None else torch.from_numpy(x))
-        return as_tensor(da), as_tensor(db), None
+        return _tensor(da), _tensor(db), None
 
 
 def lproduct(A: torch.Tensor, B: torch.Tensor, L: Optional[Transform] = None) -> torch.Tensor:
