@@ -8,9 +8,9 @@ CUDA-built tprod computes where the tensor lives, without copying it to the host
   result is a torch tensor on that device, ordered on that stream. A tensor in tprod's storage order (Fortran
   order: strides (1, m, m·n)) is read without a copy; any other layout is first copied once on the device into
   that order, as the host functions do for C-order NumPy arrays. Results have strides (1, m, m·n).
-- Another library's array (CuPy, JAX, ...) is asked for its data on the legacy default stream (DLPack's stream 1),
-  must already be in Fortran order, and the result is a ``DeviceArray``, which any DLPack consumer takes
-  (``cupy.from_dlpack``, ``torch.from_dlpack``).
+- Another library's array (CuPy, JAX, ...) is asked for its data on the stream of the work (the legacy default
+  stream, DLPack's stream 1, when no torch tensor leads the call), must already be in Fortran order, and the
+  result is a ``DeviceArray``, which any DLPack consumer takes (``cupy.from_dlpack``, ``torch.from_dlpack``).
 
 Scalars, shapes and errors are the host functions': ShapeError for shapes, TypeError for dtypes, and a TypeError
 for a CUDA array given to a build without CUDA or to a function that computes on the CPU only.
@@ -130,7 +130,8 @@ class _Call:
             if x.dim() == 3 and not _fortran_strides(x.shape, x.stride()):
                 x = x.permute(2, 1, 0).contiguous().permute(2, 1, 0)
             return x.__dlpack__()  # torch's current stream, on which the work is enqueued: no wait needed
-        return x.__dlpack__(stream=1)  # ordered before work on the legacy default stream, which tprod uses
+        # Ordered before the work's stream (DLPack's 1 for the legacy default one, 0 being reserved).
+        return x.__dlpack__(stream=self.stream or 1)
 
     def out(self, capsule):
         """A result capsule as the caller's kind of array."""
