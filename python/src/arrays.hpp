@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "tprod/algebra/extern_templates.hpp"  // the kernels come compiled, from tprod::instances
+#include "tprod/algebra/rank.hpp"
 #include "tprod/core/tensor3.hpp"
 #include "tprod/transform.hpp"
 
@@ -124,6 +125,16 @@ py::dict svd_dict(R&& r, Out&& out) {
   d["V"] = out(std::move(r.v));
   d["sigma"] = matrix_to_numpy(r.sigma);
   d["kept"] = r.kept;
+  return d;
+}
+
+/// The ranks as tprod.Ranks is built from them.
+inline py::dict rank_dict(const rank_info& r) {
+  py::dict d;
+  d["tubal_rank"] = r.tubal_rank;
+  d["average_rank"] = r.average_rank;
+  d["multi_rank"] = r.multi_rank;
+  d["tolerance"] = r.tolerance;
   return d;
 }
 

@@ -105,6 +105,14 @@ py::object with_policy(const transform_object& l, F&& f) {
   return std::visit([&](const auto& policy) -> py::object { return f(policy); }, l.policy);
 }
 
+/// Calls f(A, policy) with the device view of `a` in its own scalar and the transform's policy.
+template <class F>
+py::object with_device_policy(const device_input& a, const transform_object& l, F&& f) {
+  return with_device_input(a, [&](auto av) {
+    return with_policy(l, [&](const auto& policy) -> py::object { return f(av, policy); });
+  });
+}
+
 /// The slices of a device transform-domain tensor, its p and its original scalar, as tprod.Transformed holds them.
 template <scalar T, class L>
 py::tuple domain_tuple(transformed<T, L, dextents3, device_space>&& hat) {
@@ -178,11 +186,8 @@ void bind_device(py::module_& m) {
   });
 
   d.def("transform", [](const py::capsule& a, const transform_object& l, std::uintptr_t stream) {
-    const device_input in(a, "A");
-    return with_device_input(in, [&](auto av) {
-      return with_policy(l, [&](const auto& policy) -> py::object {
-        return domain_tuple(on_stream(stream, [&] { return transform(av, policy); }));
-      });
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      return domain_tuple(on_stream(stream, [&] { return transform(av, policy); }));
     });
   });
   def_domain(d, "inverse_transform", [](const auto& hat, std::uintptr_t stream) -> py::object {
@@ -213,19 +218,13 @@ void bind_device(py::module_& m) {
     });
   });
   d.def("transpose", [](const py::capsule& a, const transform_object& l, std::uintptr_t stream) {
-    const device_input in(a, "A");
-    return with_device_input(in, [&](auto av) {
-      return with_policy(l, [&](const auto& policy) -> py::object {
-        return to_dlpack(on_stream(stream, [&] { return transpose(av, policy); }));
-      });
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      return to_dlpack(on_stream(stream, [&] { return transpose(av, policy); }));
     });
   });
   d.def("inverse", [](const py::capsule& a, const transform_object& l, std::uintptr_t stream) {
-    const device_input in(a, "A");
-    return with_device_input(in, [&](auto av) {
-      return with_policy(l, [&](const auto& policy) -> py::object {
-        return to_dlpack(on_stream(stream, [&] { return inverse(av, policy); }));
-      });
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      return to_dlpack(on_stream(stream, [&] { return inverse(av, policy); }));
     });
   });
   d.def("frobenius_norm", [](const py::capsule& a, std::uintptr_t stream) {
@@ -254,41 +253,59 @@ void bind_device(py::module_& m) {
 
   d.def("_svd", [](const py::capsule& a, const transform_object& l, bool full, std::optional<std::size_t> rank,
                    std::optional<double> energy, std::uintptr_t stream) {
-    const device_input in(a, "A");
-    return with_device_input(in, [&](auto av) {
-      return with_policy(l, [&](const auto& policy) -> py::object {
-        return svd_dict(on_stream(stream, [&] {
-          const auto hat = transform(av, policy);
-          if (rank) return truncated_svd(hat, *rank);
-          if (energy) return energy_truncated_svd(hat, *energy);
-          return svd(hat, full ? factor_mode::full : factor_mode::economy);
-        }), [](auto&& t) { return to_dlpack(std::move(t)); });
-      });
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      return svd_dict(on_stream(stream, [&] {
+        const auto hat = transform(av, policy);
+        if (rank) return truncated_svd(hat, *rank);
+        if (energy) return energy_truncated_svd(hat, *energy);
+        return svd(hat, full ? factor_mode::full : factor_mode::economy);
+      }), [](auto&& t) { return to_dlpack(std::move(t)); });
+    });
+  });
+  d.def("_ranks", [](const py::capsule& a, const transform_object& l, double tol, std::uintptr_t stream) {
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      return rank_dict(on_stream(stream, [&] { return ranks(av, policy, tol); }));
     });
   });
   d.def("qr", [](const py::capsule& a, const transform_object& l, bool full, std::uintptr_t stream) {
-    const device_input in(a, "A");
-    return with_device_input(in, [&](auto av) {
-      return with_policy(l, [&](const auto& policy) -> py::object {
-        auto r = on_stream(stream, [&] { return qr(av, policy, full ? factor_mode::full : factor_mode::economy); });
-        return py::make_tuple(to_dlpack(std::move(r.q)), to_dlpack(std::move(r.r)));
-      });
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      auto r = on_stream(stream, [&] { return qr(av, policy, full ? factor_mode::full : factor_mode::economy); });
+      return py::make_tuple(to_dlpack(std::move(r.q)), to_dlpack(std::move(r.r)));
     });
   });
   d.def("spectral_norm", [](const py::capsule& a, const transform_object& l, std::uintptr_t stream) {
-    const device_input in(a, "A");
-    return with_device_input(in, [&](auto av) {
-      return with_policy(l, [&](const auto& policy) -> py::object {
-        return py::float_(double(on_stream(stream, [&] { return spectral_norm(av, policy); })));
-      });
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      return py::float_(double(on_stream(stream, [&] { return spectral_norm(av, policy); })));
     });
   });
   d.def("nuclear_norm", [](const py::capsule& a, const transform_object& l, std::uintptr_t stream) {
-    const device_input in(a, "A");
-    return with_device_input(in, [&](auto av) {
-      return with_policy(l, [&](const auto& policy) -> py::object {
-        return py::float_(double(on_stream(stream, [&] { return nuclear_norm(av, policy); })));
-      });
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      return py::float_(double(on_stream(stream, [&] { return nuclear_norm(av, policy); })));
+    });
+  });
+
+  // The predicates (judged on a host copy by the library: one bool out).
+  d.def("is_orthogonal", [](const py::capsule& a, const transform_object& l, double tol, std::uintptr_t stream) {
+    return with_device_policy(device_input(a, "Q"), l, [&](auto av, const auto& policy) -> py::object {
+      using R = real_t<value_type_of<decltype(av)>>;
+      return py::bool_(on_stream(stream, [&] { return is_orthogonal(av, policy, R(tol)); }));
+    });
+  });
+  d.def("is_f_symmetric", [](const py::capsule& a, const transform_object& l, double tol, std::uintptr_t stream) {
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      using R = real_t<value_type_of<decltype(av)>>;
+      return py::bool_(on_stream(stream, [&] { return is_f_symmetric(av, policy, R(tol)); }));
+    });
+  });
+  d.def("is_f_positive_definite", [](const py::capsule& a, const transform_object& l, double tol, std::uintptr_t stream) {
+    return with_device_policy(device_input(a, "A"), l, [&](auto av, const auto& policy) -> py::object {
+      using R = real_t<value_type_of<decltype(av)>>;
+      return py::bool_(on_stream(stream, [&] { return is_f_positive_definite(av, policy, R(tol)); }));
+    });
+  });
+  d.def("is_f_diagonal", [](const py::capsule& a, double tol, std::uintptr_t stream) {
+    return with_device_input(device_input(a, "A"), [&](auto av) -> py::object {
+      return py::bool_(on_stream(stream, [&] { return is_f_diagonal(av, tol); }));
     });
   });
 }

@@ -34,13 +34,7 @@ void bind_factorizations(py::module_& m) {
       "_ranks",
       [](const py::array& a, const transform_object& l, double tol) {
         return with_input(a, "A", l, [&](auto av, const auto& policy) -> py::object {
-          const rank_info r = without_gil([&] { return ranks(av, policy, tol); });
-          py::dict d;
-          d["tubal_rank"] = r.tubal_rank;
-          d["average_rank"] = r.average_rank;
-          d["multi_rank"] = r.multi_rank;
-          d["tolerance"] = r.tolerance;
-          return d;
+          return rank_dict(without_gil([&] { return ranks(av, policy, tol); }));
         });
       },
       py::arg("A"), py::arg("L") = default_transform, py::arg("tol") = -1.0);

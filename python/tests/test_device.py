@@ -143,7 +143,11 @@ def test_an_acceptable_array_without_a_gpu_says_so(array):
         tprod.svd(array, rank=1)
     with pytest.raises(RuntimeError, match="no CUDA device is available"):
         tprod.transform(array, tprod.dft())
-    assert array.deleted == 3
+    with pytest.raises(RuntimeError, match="no CUDA device is available"):
+        tprod.tubal_rank(array)
+    with pytest.raises(RuntimeError, match="no CUDA device is available"):
+        tprod.is_f_diagonal(array)
+    assert array.deleted == 5
 
 
 def test_a_cuda_array_in_a_build_without_cuda(monkeypatch):
@@ -212,8 +216,17 @@ def test_factorizations_on_torch_cuda_tensors(dtype, rng):
     assert t.U.shape == (6, 2, 5) and t.kept == [2] * 5
     np.testing.assert_allclose(tprod.spectral_norm(A), singular.max(), rtol=tolerance(dtype, a.size))
     np.testing.assert_allclose(tprod.nuclear_norm(A), singular.sum(), rtol=tolerance(dtype, a.size))
+    low = tprod.product(_cuda(a[:, :2]), _cuda(rng.standard_normal((2, 4, 5)).astype(dtype)))
+    ranks = tprod.ranks(low)
+    assert ranks.tubal_rank == 2 and ranks.multi_rank == [2] * 5 and ranks.average_rank == 2
+    assert tprod.tubal_rank(A) == 4
     Q, R = tprod.qr(A)
     _check(tprod.product(Q, R), a, dtype, a.size)
+    assert tprod.is_orthogonal(Q) and not tprod.is_orthogonal(A)
+    assert tprod.is_f_diagonal(r.S) and not tprod.is_f_diagonal(A)
+    gram = tprod.product(tprod.transpose(A), A)
+    assert tprod.is_f_symmetric(gram) and tprod.is_f_positive_definite(gram)
+    assert not tprod.is_f_positive_definite(-1.0 * gram)
     square = rng.standard_normal((4, 4, 5)).astype(dtype) + 4 * np.eye(4, dtype=dtype)[:, :, None]
     _check(tprod.product(tprod.inverse(_cuda(square)), _cuda(square)), np.repeat(np.eye(4)[:, :, None], 5, 2),
            dtype, 4 * 5)

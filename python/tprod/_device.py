@@ -27,10 +27,12 @@ _CUDA_DEVICE_TYPES = (2, 13)  # DLPack's kDLCUDA and kDLCUDAManaged
 
 # The public functions that compute on CUDA arrays (the others take host arrays only).
 FUNCTIONS = ("transform", "inverse_transform", "product", "facewise", "transpose", "inverse", "frobenius_norm",
-             "inner", "mode_product", "svd", "qr", "spectral_norm", "nuclear_norm")
+             "inner", "mode_product", "svd", "ranks", "tubal_rank", "multi_rank", "average_rank", "qr",
+             "spectral_norm", "nuclear_norm", "is_orthogonal", "is_f_diagonal", "is_f_symmetric",
+             "is_f_positive_definite")
 # Those of them that are host bindings re-exported as they are: a CUDA array reaches their namesake here.
 BOUND = ("product", "facewise", "transpose", "inverse", "frobenius_norm", "inner", "mode_product", "qr",
-         "spectral_norm", "nuclear_norm")
+         "spectral_norm", "nuclear_norm", "is_orthogonal", "is_f_diagonal", "is_f_symmetric", "is_f_positive_definite")
 
 
 def is_device_array(x) -> bool:
@@ -223,6 +225,11 @@ def _svd(A, L=None, full=False, rank=None, energy=None):
     return {"U": c.out(d["U"]), "S": c.out(d["S"]), "V": c.out(d["V"]), "sigma": d["sigma"], "kept": d["kept"]}
 
 
+def _ranks(A, L=None, tol=-1.0):
+    c = _Call(A)
+    return c.native._ranks(c.capsule(A, "A"), _default(L), tol, c.stream)
+
+
 def qr(A, L=None, full=False):
     c = _Call(A)
     q, r = c.native.qr(c.capsule(A, "A"), _default(L), full, c.stream)
@@ -237,6 +244,26 @@ def spectral_norm(A, L=None):
 def nuclear_norm(A, L=None):
     c = _Call(A)
     return c.native.nuclear_norm(c.capsule(A, "A"), _default(L), c.stream)
+
+
+def is_orthogonal(Q, L=None, tol=-1.0):
+    c = _Call(Q)
+    return c.native.is_orthogonal(c.capsule(Q, "Q"), _default(L), tol, c.stream)
+
+
+def is_f_diagonal(A, tol=-1.0):
+    c = _Call(A)
+    return c.native.is_f_diagonal(c.capsule(A, "A"), tol, c.stream)
+
+
+def is_f_symmetric(A, L=None, tol=-1.0):
+    c = _Call(A)
+    return c.native.is_f_symmetric(c.capsule(A, "A"), _default(L), tol, c.stream)
+
+
+def is_f_positive_definite(A, L=None, tol=-1.0):
+    c = _Call(A)
+    return c.native.is_f_positive_definite(c.capsule(A, "A"), _default(L), tol, c.stream)
 
 
 def backend(x):
