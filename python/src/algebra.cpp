@@ -17,7 +17,7 @@ py::tuple domain_tuple(transformed<T, L>&& hat) {
 }
 
 domain_tensor domain_of(const py::array& data, std::size_t p, const transform_object& l, const py::object& original) {
-  return {data, p, l, scalar_of(py::array(py::dtype::from_args(original), {0}, {}), "the original tensor")};
+  return {data, p, l, original_scalar(original)};
 }
 
 }  // namespace

@@ -216,12 +216,17 @@ struct domain_tensor {
   scalar_kind original;
 };
 
-/// Rebuilds the C++ transformed<T, L> of a domain_tensor (a copy of its slices) and calls f with it.
-/// @throws TypeError when the slices' dtype is not the domain scalar of (original scalar, transform), ValueError
-/// when their count is not what the transform stores for p tubes.
+/// The scalar of the dtype a tprod.Transformed records for its original tensor.
+inline scalar_kind original_scalar(const py::object& dtype) {
+  return scalar_of(py::array(py::dtype::from_args(dtype), {0}, {}), "the original tensor");
+}
+
+/// Calls f(std::type_identity<T>{}, policy) for the original scalar T and the transform of a transform-domain
+/// tensor, in host or device memory. @throws TypeError for a real T under a complex Z: its transform domain holds
+/// the promoted complex tensor.
 template <class F>
-py::object with_transformed(const domain_tensor& x, F&& f) {
-  return with_scalar(x.original, [&](auto tag) -> py::object {
+py::object with_domain_policy(scalar_kind original, const transform_object& l, F&& f) {
+  return with_scalar(original, [&](auto tag) -> py::object {
     using T = typename std::remove_cvref_t<decltype(tag)>::type;
     return std::visit(
         [&](const auto& policy) -> py::object {
@@ -232,23 +237,47 @@ py::object with_transformed(const domain_tensor& x, F&& f) {
                                  " transform with a complex Z is promoted to complex; its transform domain holds the "
                                  "complex tensor");
           } else {
-            using D = typename L::template domain_scalar<T>;
-            if (scalar_of(x.data, "the transform-domain slices") != scalar_of_type<D>())
-              throw py::type_error(std::string("tprod: the transform-domain slices of a ") + dtype_name<T>() +
-                                   " tensor under " + std::string(L::name()) + " are " + dtype_name<D>() + ", not " +
-                                   dtype_text(x.data.dtype()));
-            const auto slices = fortran_array<D>(x.data, "the transform-domain slices");
-            const std::size_t stored = policy.template stored_slices<T>(x.p);
-            if (std::size_t(slices.shape(2)) != stored)
-              throw py::value_error("tprod: " + std::string(L::name()) + " stores " + std::to_string(stored) +
-                                    " transform-domain slices for p = " + std::to_string(x.p) + ", but " +
-                                    std::to_string(slices.shape(2)) + " were given");
-            tensor3<D> copy(input_view(slices));
-            transformed<T, L> hat(dextents3(copy.m(), copy.n(), x.p), policy, std::move(copy));
-            return f(hat);
+            return f(tag, policy);
           }
         },
-        x.transform.policy);
+        l.policy);
+  });
+}
+
+/// The checks of the stored slices of a transform-domain tensor of T under policy L, given their scalar (`text`
+/// its name) and their number: TypeError when they are not of L's domain scalar, ValueError when their number is
+/// not what L stores for p tubes.
+template <class T, class L>
+void check_domain_scalar(const L&, scalar_kind slices, const std::string& text) {
+  using D = typename L::template domain_scalar<T>;
+  if (slices != scalar_of_type<D>())
+    throw py::type_error(std::string("tprod: the transform-domain slices of a ") + dtype_name<T>() + " tensor under " +
+                         std::string(L::name()) + " are " + dtype_name<D>() + ", not " + text);
+}
+template <class T, class L>
+void check_stored_slices(const L& policy, std::size_t p, std::size_t count) {
+  const std::size_t stored = policy.template stored_slices<T>(p);
+  if (count != stored)
+    throw py::value_error("tprod: " + std::string(L::name()) + " stores " + std::to_string(stored) +
+                          " transform-domain slices for p = " + std::to_string(p) + ", but " + std::to_string(count) +
+                          " were given");
+}
+
+/// Rebuilds the C++ transformed<T, L> of a domain_tensor (a copy of its slices) and calls f with it.
+/// @throws TypeError when the slices' dtype is not the domain scalar of (original scalar, transform), ValueError
+/// when their count is not what the transform stores for p tubes.
+template <class F>
+py::object with_transformed(const domain_tensor& x, F&& f) {
+  return with_domain_policy(x.original, x.transform, [&](auto tag, const auto& policy) -> py::object {
+    using T = typename std::remove_cvref_t<decltype(tag)>::type;
+    using L = std::remove_cvref_t<decltype(policy)>;
+    using D = typename L::template domain_scalar<T>;
+    check_domain_scalar<T>(policy, scalar_of(x.data, "the transform-domain slices"), dtype_text(x.data.dtype()));
+    const auto slices = fortran_array<D>(x.data, "the transform-domain slices");
+    check_stored_slices<T>(policy, x.p, std::size_t(slices.shape(2)));
+    tensor3<D> copy(input_view(slices));
+    transformed<T, L> hat(dextents3(copy.m(), copy.n(), x.p), policy, std::move(copy));
+    return f(hat);
   });
 }
 

@@ -125,33 +125,17 @@ py::tuple domain_tuple(transformed<T, L, dextents3, device_space>&& hat) {
 template <class F>
 py::object with_device_transformed(const device_input& data, std::size_t p, const transform_object& l,
                                    const py::object& original, std::uintptr_t stream, F&& f) {
-  const scalar_kind original_scalar = scalar_of(py::array(py::dtype::from_args(original), {0}, {}), "the original tensor");
-  return with_scalar(original_scalar, [&](auto tag) -> py::object {
+  return with_domain_policy(original_scalar(original), l, [&](auto tag, const auto& policy) -> py::object {
     using T = typename std::remove_cvref_t<decltype(tag)>::type;
-    return with_policy(l, [&](const auto& policy) -> py::object {
-      using L = std::remove_cvref_t<decltype(policy)>;
-      if constexpr (!std::same_as<T, typename L::template original_scalar<T>>) {
-        throw py::type_error(std::string("tprod: a ") + dtype_name<T>() + " tensor under the " +
-                             std::string(L::name()) + " transform with a complex Z is promoted to complex; its " +
-                             "transform domain holds the complex tensor");
-      } else {
-        using D = typename L::template domain_scalar<T>;
-        if (data.scalar() != scalar_of_type<D>())
-          throw py::type_error(std::string("tprod: the transform-domain slices of a ") + dtype_name<T>() +
-                               " tensor under " + std::string(L::name()) + " are " + dtype_name<D>() + ", not " +
-                               scalar_name(data.scalar()));
-        const std::size_t stored = policy.template stored_slices<T>(p);
-        if (data.extent(2) != stored)
-          throw py::value_error("tprod: " + std::string(L::name()) + " stores " + std::to_string(stored) +
-                                " transform-domain slices for p = " + std::to_string(p) + ", but " +
-                                std::to_string(data.extent(2)) + " were given");
-        auto hat = on_stream(stream, [&] {
-          return transformed<T, L, dextents3, device_space>(dextents3(data.extent(0), data.extent(1), p), policy,
-                                                            device_tensor3<D>(data.template view<D>()));
-        });
-        return f(hat);
-      }
+    using L = std::remove_cvref_t<decltype(policy)>;
+    using D = typename L::template domain_scalar<T>;
+    check_domain_scalar<T>(policy, data.scalar(), scalar_name(data.scalar()));
+    check_stored_slices<T>(policy, p, data.extent(2));
+    auto hat = on_stream(stream, [&] {
+      return transformed<T, L, dextents3, device_space>(dextents3(data.extent(0), data.extent(1), p), policy,
+                                                        device_tensor3<D>(data.template view<D>()));
     });
+    return f(hat);
   });
 }
 
