@@ -7,8 +7,8 @@ length, along which the transform L acts. The L-product is A *_L B = L^-1(L(A) f
 Arrays in Fortran order (``numpy.asfortranarray``) are read without a copy, since that is tprod's own storage
 order; any other layout is copied once. Results are NumPy arrays in Fortran order that own their memory.
 Torch tensors and other DLPack arrays on the CPU are read the same way. In a CUDA build, the algebra, the L-SVD,
-the ranks, the L-QR, the norms and the predicates also take CUDA arrays (torch tensors on a GPU) and compute on their device, on the stream
-torch is using, returning torch tensors there (docs/howto/python.md, "CUDA tensors").
+the ranks, the L-QR, the norms and the predicates also take CUDA arrays (torch tensors on a GPU) and compute on
+their device, on the stream torch is using, returning torch tensors there (docs/howto/python.md, "CUDA tensors").
 The computations release the GIL and run on ``num_threads()`` threads (``set_num_threads``; by default
 TPROD_NUM_THREADS, else OMP_NUM_THREADS, else every core the process may use).
 
@@ -820,8 +820,7 @@ def from_dlpack(x) -> np.ndarray:
     DLPack (a torch.Tensor, a JAX or CuPy array on the host, ...); NumPy arrays and other objects pass unchanged.
     Every tprod function applies it to its host array arguments. Raises TypeError for an array on a device (in a
     CUDA build the algebra, svd, the ranks, qr, the norms and the predicates take CUDA arrays directly and compute
-    on their device) and for
-    a torch tensor that requires grad (use tprod.torch for autograd)."""
+    on their device) and for a torch tensor that requires grad (use tprod.torch for autograd)."""
     if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         return x
     kind = f"{type(x).__module__}.{type(x).__name__}"

@@ -58,11 +58,6 @@ def _tensor(x) -> Optional[torch.Tensor]:
     return None if x is None or isinstance(x, torch.Tensor) else torch.from_numpy(x)
 
 
-def _swap_rows_columns(x):
-    """x with its first two dimensions swapped (a view), NumPy array or torch tensor."""
-    return np.swapaxes(x, 0, 1) if isinstance(x, np.ndarray) else x.transpose(0, 1)
-
-
 def _z_and_inverse_transpose(L: Transform, dtype):
     z = L.matrix
     return z.astype(dtype), np.linalg.inv(z).T.astype(dtype)
@@ -96,10 +91,10 @@ class LProduct(torch.autograd.Function):
             z, z_inv_t = _z_and_inverse_transpose(L, np.float32 if A.dtype == torch.float32 else np.float64)
             g_hat = mode_product(g, z_inv_t, 2)  # Ĝ = G ×₃ Z⁻ᵀ
             if ctx.needs_input_grad[0]:
-                b_hat_t = _swap_rows_columns(mode_product(b, z, 2))
+                b_hat_t = mode_product(b, z, 2).swapaxes(0, 1)
                 da = mode_product(facewise(g_hat, b_hat_t), np.ascontiguousarray(z.T), 2)
             if ctx.needs_input_grad[1]:
-                a_hat_t = _swap_rows_columns(mode_product(a, z, 2))
+                a_hat_t = mode_product(a, z, 2).swapaxes(0, 1)
                 db = mode_product(facewise(a_hat_t, g_hat), np.ascontiguousarray(z.T), 2)
         else:
             if ctx.needs_input_grad[0]:
